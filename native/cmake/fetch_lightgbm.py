@@ -1,0 +1,75 @@
+"""Fetches the pinned LightGBM release from PyPI: headers from the sdist, the shared library from the wheel.
+
+treescore links against the very lib_lightgbm that the pinned `lightgbm` wheel ships, so the
+native scorer runs the same machine code as `lightgbm.Booster.predict` and the two agree bit
+for bit. Only pip is used, so the download goes wherever pip is configured to go.
+
+Usage: fetch_lightgbm.py VERSION DEST
+DEST ends up holding include/LightGBM/*.h and lib/<shared library>; a finished DEST is reused.
+"""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+
+LIBRARY_NAMES = ("lib_lightgbm.so", "lib_lightgbm.dylib", "lib_lightgbm.dll")
+
+
+def pip_download(spec: str, into: str, *flags: str) -> str:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", into, *flags, spec],
+        check=True,
+    )
+    files = os.listdir(into)
+    if len(files) != 1:
+        raise SystemExit(f"fetch_lightgbm: expected one file from pip for {spec}, got {files}")
+    return os.path.join(into, files[0])
+
+
+def extract_headers(sdist: str, version: str, dest: str) -> None:
+    prefix = f"lightgbm-{version}/include/"
+    with tarfile.open(sdist) as archive:
+        members = [m for m in archive.getmembers() if m.name.startswith(prefix) and m.isfile()]
+        if not members:
+            raise SystemExit(f"fetch_lightgbm: {sdist} has no {prefix}")
+        for member in members:
+            member.name = os.path.join("include", member.name[len(prefix):])
+            archive.extract(member, dest, filter="data")
+
+
+def extract_library(wheel: str, dest: str) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = [n for n in archive.namelist() if os.path.basename(n) in LIBRARY_NAMES]
+        if len(names) != 1:
+            raise SystemExit(f"fetch_lightgbm: expected one LightGBM library in {wheel}, found {names}")
+        os.makedirs(os.path.join(dest, "lib"), exist_ok=True)
+        target = os.path.join(dest, "lib", os.path.basename(names[0]))
+        with archive.open(names[0]) as src, open(target, "wb") as out:
+            shutil.copyfileobj(src, out)
+
+
+def main(version: str, dest: str) -> None:
+    if os.path.isfile(os.path.join(dest, ".complete")):
+        return
+    spec = f"lightgbm=={version}"
+    parent = os.path.dirname(os.path.abspath(dest))
+    os.makedirs(parent, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=parent) as work:
+        staged = os.path.join(work, "staged")
+        wheel = pip_download(spec, os.path.join(work, "wheel"), "--only-binary", ":all:")
+        sdist = pip_download(spec, os.path.join(work, "sdist"), "--no-binary", "lightgbm")
+        extract_headers(sdist, version, staged)
+        extract_library(wheel, staged)
+        open(os.path.join(staged, ".complete"), "w").close()
+        shutil.rmtree(dest, ignore_errors=True)
+        os.replace(staged, dest)  # atomic: a half-fetched tree is never mistaken for a finished one
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__)
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,116 @@
+// The JNI side of treescore.nativelib.NativeMethods. Methods are bound by RegisterNatives in
+// JNI_OnLoad rather than by mangled names, so a signature that drifts from the Java facade
+// fails loudly when the library loads instead of at the first call.
+#include <jni.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "../src/booster.h"
+#include "handle_registry.h"
+#include "jni_guard.h"
+
+namespace treescore::jni {
+namespace {
+
+HandleRegistry<Booster>& Boosters() {
+  static HandleRegistry<Booster> registry;
+  return registry;
+}
+
+PredictKind ToKind(jint kind) {
+  if (kind < 0 || kind > static_cast<jint>(PredictKind::kContrib)) {
+    throw std::invalid_argument("unknown prediction kind " + std::to_string(kind));
+  }
+  return static_cast<PredictKind>(kind);
+}
+
+jlong LoadModel(JNIEnv* env, jclass, jbyteArray model_text) {
+  return Guarded<jlong>(env, 0, [&] {
+    if (model_text == nullptr) throw std::invalid_argument("model text is null");
+    const jsize length = env->GetArrayLength(model_text);
+    std::string text(static_cast<size_t>(length), '\0');
+    env->GetByteArrayRegion(model_text, 0, length, reinterpret_cast<jbyte*>(text.data()));
+    auto booster = std::make_shared<Booster>(Booster::FromModelText(text));
+    return static_cast<jlong>(Boosters().Add(std::move(booster)));
+  });
+}
+
+void ReleaseModel(JNIEnv* env, jclass, jlong handle) {
+  GuardedVoid(env, [&] { Boosters().Remove(handle); });
+}
+
+jint NumFeatures(JNIEnv* env, jclass, jlong handle) {
+  return Guarded<jint>(env, 0, [&] { return Boosters().Get(handle)->num_features(); });
+}
+
+jint NumClasses(JNIEnv* env, jclass, jlong handle) {
+  return Guarded<jint>(env, 0, [&] { return Boosters().Get(handle)->num_classes(); });
+}
+
+jlong OutputsPerRow(JNIEnv* env, jclass, jlong handle, jint kind, jint start_iteration, jint num_iterations) {
+  return Guarded<jlong>(env, 0, [&] {
+    return static_cast<jlong>(
+        Boosters().Get(handle)->OutputsPerRow(ToKind(kind), IterationRange{start_iteration, num_iterations}));
+  });
+}
+
+void PredictRowMajor(JNIEnv* env, jclass, jlong handle, jlong rows_address, jlong rows_capacity, jint num_rows,
+                     jint num_cols,
+                     jint kind, jint start_iteration, jint num_iterations, jint num_threads, jlong out_address,
+                     jlong out_capacity) {
+  GuardedVoid(env, [&] {
+    if ((rows_address == 0 && num_rows > 0) || (out_address == 0 && out_capacity > 0)) {
+      throw std::invalid_argument("null buffer address");
+    }
+    if (static_cast<int64_t>(num_rows) * num_cols > rows_capacity) {
+      throw std::invalid_argument("a batch of " + std::to_string(num_rows) + " x " + std::to_string(num_cols) +
+                                  " does not fit the " + std::to_string(rows_capacity) + " doubles passed");
+    }
+    std::shared_ptr<Booster> booster = Boosters().Get(handle);  // keeps it alive for this call
+    booster->Predict(reinterpret_cast<const double*>(rows_address), num_rows, num_cols, ToKind(kind),
+                     IterationRange{start_iteration, num_iterations}, num_threads,
+                     reinterpret_cast<double*>(out_address), out_capacity);
+  });
+}
+
+jlong LiveModelCount(JNIEnv* env, jclass) {
+  return Guarded<jlong>(env, 0, [&] { return static_cast<jlong>(Boosters().Size()); });
+}
+
+const JNINativeMethod kMethods[] = {
+    {const_cast<char*>("loadModel"), const_cast<char*>("([B)J"), reinterpret_cast<void*>(&LoadModel)},
+    {const_cast<char*>("releaseModel"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseModel)},
+    {const_cast<char*>("numFeatures"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumFeatures)},
+    {const_cast<char*>("numClasses"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumClasses)},
+    {const_cast<char*>("outputsPerRow"), const_cast<char*>("(JIII)J"), reinterpret_cast<void*>(&OutputsPerRow)},
+    {const_cast<char*>("predictRowMajor"), const_cast<char*>("(JJJIIIIIIJJ)V"),
+     reinterpret_cast<void*>(&PredictRowMajor)},
+    {const_cast<char*>("liveModelCount"), const_cast<char*>("()J"), reinterpret_cast<void*>(&LiveModelCount)},
+};
+
+constexpr const char* kFacadeClass = "treescore/nativelib/NativeMethods";
+
+}  // namespace
+}  // namespace treescore::jni
+
+extern "C" JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM* vm, void*) {
+  using namespace treescore::jni;
+  JNIEnv* env = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_8) != JNI_OK) return JNI_ERR;
+  if (!CacheExceptionClasses(env)) return JNI_ERR;
+  jclass facade = env->FindClass(kFacadeClass);
+  if (facade == nullptr) return JNI_ERR;
+  const jint count = static_cast<jint>(sizeof(kMethods) / sizeof(kMethods[0]));
+  const jint registered = env->RegisterNatives(facade, kMethods, count);
+  env->DeleteLocalRef(facade);
+  return registered == JNI_OK ? JNI_VERSION_1_8 : JNI_ERR;
+}
+
+extern "C" JNIEXPORT void JNICALL JNI_OnUnload(JavaVM* vm, void*) {
+  JNIEnv* env = nullptr;
+  if (vm->GetEnv(reinterpret_cast<void**>(&env), JNI_VERSION_1_8) == JNI_OK) {
+    treescore::jni::ReleaseExceptionClasses(env);
+  }
+}

@@ -1,0 +1,60 @@
+// treescore._native: the scorer core for Python, so that local code (benchmarks, checks of a
+// model before it is shipped to a cluster) runs the very code the executors run.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "../src/booster.h"
+#include "../src/lightgbm_error.h"
+
+namespace py = pybind11;
+using treescore::Booster;
+using treescore::IterationRange;
+using treescore::PredictKind;
+
+namespace {
+
+PredictKind KindFromName(const std::string& name) {
+  if (name == "prediction") return PredictKind::kPrediction;
+  if (name == "raw") return PredictKind::kRaw;
+  if (name == "leaf") return PredictKind::kLeaf;
+  if (name == "contrib") return PredictKind::kContrib;
+  throw py::value_error("kind must be one of prediction, raw, leaf, contrib; got '" + name + "'");
+}
+
+py::array_t<double> Predict(const Booster& booster,
+                            py::array_t<double, py::array::c_style | py::array::forcecast> rows,
+                            const std::string& kind_name, int start_iteration, int num_iterations, int num_threads) {
+  if (rows.ndim() != 2) throw py::value_error("rows must be a 2-d array");
+  const PredictKind kind = KindFromName(kind_name);
+  const IterationRange range{start_iteration, num_iterations};
+  const auto num_rows = static_cast<int32_t>(rows.shape(0));
+  const auto num_cols = static_cast<int32_t>(rows.shape(1));
+  const int64_t per_row = booster.OutputsPerRow(kind, range);
+  py::array_t<double> out({static_cast<py::ssize_t>(num_rows), static_cast<py::ssize_t>(per_row)});
+  const double* in_data = rows.data();
+  double* out_data = out.mutable_data();
+  {
+    py::gil_scoped_release release;
+    booster.Predict(in_data, num_rows, num_cols, kind, range, num_threads, out_data,
+                    static_cast<int64_t>(num_rows) * per_row);
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "treescore's native scorer core (the same code the JVM calls through JNI).";
+  py::register_exception<treescore::LightGbmError>(m, "LightGbmError", PyExc_RuntimeError);
+
+  py::class_<Booster>(m, "Booster")
+      .def(py::init([](const std::string& text) { return Booster::FromModelText(text); }), py::arg("model_text"),
+           "Loads a model from LightGBM's text format.")
+      .def_property_readonly("num_features", &Booster::num_features)
+      .def_property_readonly("num_classes", &Booster::num_classes)
+      .def("predict", &Predict, py::arg("rows"), py::arg("kind") = "prediction", py::arg("start_iteration") = 0,
+           py::arg("num_iterations") = -1, py::arg("num_threads") = 1,
+           "Scores a 2-d float64 array; returns an array of shape (rows, outputs per row).");
+}

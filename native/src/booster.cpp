@@ -1,0 +1,83 @@
+#include "booster.h"
+
+#include <LightGBM/c_api.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "lightgbm_error.h"
+
+namespace treescore {
+
+Booster Booster::FromModelText(const std::string& model_text) {
+  BoosterHandle handle = nullptr;
+  int num_iterations = 0;
+  CheckLightGbm(LGBM_BoosterLoadModelFromString(model_text.c_str(), &num_iterations, &handle),
+                "LGBM_BoosterLoadModelFromString");
+  return Booster(handle);
+}
+
+Booster::Booster(void* handle) : handle_(handle) {
+  try {
+    CheckLightGbm(LGBM_BoosterGetNumFeature(handle_, &num_features_), "LGBM_BoosterGetNumFeature");
+    CheckLightGbm(LGBM_BoosterGetNumClasses(handle_, &num_classes_), "LGBM_BoosterGetNumClasses");
+  } catch (...) {
+    LGBM_BoosterFree(handle_);
+    throw;
+  }
+}
+
+Booster::Booster(Booster&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      num_features_(other.num_features_),
+      num_classes_(other.num_classes_) {}
+
+Booster& Booster::operator=(Booster&& other) noexcept {
+  if (this != &other) {
+    if (handle_ != nullptr) LGBM_BoosterFree(handle_);
+    handle_ = std::exchange(other.handle_, nullptr);
+    num_features_ = other.num_features_;
+    num_classes_ = other.num_classes_;
+  }
+  return *this;
+}
+
+Booster::~Booster() {
+  if (handle_ != nullptr) LGBM_BoosterFree(handle_);
+}
+
+int64_t Booster::OutputsPerRow(PredictKind kind, IterationRange range) const {
+  int64_t outputs = 0;
+  CheckLightGbm(LGBM_BoosterCalcNumPredict(handle_, 1, static_cast<int>(kind), range.start_iteration,
+                                           range.num_iterations, &outputs),
+                "LGBM_BoosterCalcNumPredict");
+  return outputs;
+}
+
+void Booster::Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind,
+                      IterationRange range, int num_threads, double* out, int64_t out_capacity) const {
+  if (num_rows < 0 || num_cols < 0) throw std::invalid_argument("negative matrix shape");
+  if (num_cols != num_features_) {
+    throw std::invalid_argument("the model expects " + std::to_string(num_features_) +
+                                " features but the batch has " + std::to_string(num_cols) + " columns");
+  }
+  if (num_threads < 1) throw std::invalid_argument("num_threads must be at least 1");
+  const int64_t needed = static_cast<int64_t>(num_rows) * OutputsPerRow(kind, range);
+  if (out_capacity < needed) {
+    throw std::invalid_argument("output buffer holds " + std::to_string(out_capacity) + " doubles, " +
+                                std::to_string(needed) + " needed");
+  }
+  if (num_rows == 0) return;
+  const std::string parameters = "num_threads=" + std::to_string(num_threads);
+  int64_t written = 0;
+  CheckLightGbm(LGBM_BoosterPredictForMat(handle_, rows, C_API_DTYPE_FLOAT64, num_rows, num_cols,
+                                          /*is_row_major=*/1, static_cast<int>(kind), range.start_iteration,
+                                          range.num_iterations, parameters.c_str(), &written, out),
+                "LGBM_BoosterPredictForMat");
+  if (written != needed) {
+    throw std::logic_error("LightGBM wrote " + std::to_string(written) + " outputs, expected " +
+                           std::to_string(needed));
+  }
+}
+
+}  // namespace treescore
