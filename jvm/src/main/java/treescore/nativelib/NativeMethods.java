@@ -1,0 +1,55 @@
+package treescore.nativelib;
+
+/**
+ * Every native method treescore has, in one place. The C++ side binds them by
+ * RegisterNatives (native/jni/native_methods.cpp), so the two lists must agree.
+ *
+ * <p>Models live in native code behind opaque handles. A handle is released exactly once, by
+ * its owner ({@link treescore.model.NativeModel}); using a released handle throws
+ * IllegalStateException rather than touching freed memory. Errors from LightGBM arrive as
+ * {@link NativeException} with LightGBM's own message.
+ *
+ * <p>Call {@link NativeLoader#ensureLoaded()} before any of these.
+ */
+public final class NativeMethods {
+  private NativeMethods() {}
+
+  /** Parses a LightGBM text model (UTF-8 bytes) and returns a handle to it. */
+  public static native long loadModel(byte[] modelText);
+
+  /** Frees the model behind a handle once no call is using it any more. */
+  public static native void releaseModel(long handle);
+
+  /** The number of features the model expects per row. */
+  public static native int numFeatures(long handle);
+
+  /** The number of classes (1 for regression, binary and ranking). */
+  public static native int numClasses(long handle);
+
+  /**
+   * How many doubles one row yields for a prediction kind (0 prediction, 1 raw, 2 leaf,
+   * 3 contrib) and iteration range (numIterations <= 0 means all).
+   */
+  public static native long outputsPerRow(long handle, int kind, int startIteration, int numIterations);
+
+  /**
+   * Scores numRows rows of numCols doubles stored row after row at rowsAddress (off-heap memory
+   * holding rowsCapacity doubles), writing outputsPerRow doubles per row at outAddress (off-heap,
+   * outCapacity doubles). numThreads is the LightGBM thread count for this call.
+   */
+  public static native void predictRowMajor(
+      long handle,
+      long rowsAddress,
+      long rowsCapacity,
+      int numRows,
+      int numCols,
+      int kind,
+      int startIteration,
+      int numIterations,
+      int numThreads,
+      long outAddress,
+      long outCapacity);
+
+  /** How many models are loaded in native memory right now (for leak checks). */
+  public static native long liveModelCount();
+}

@@ -1,0 +1,21 @@
+package treescore
+
+import org.apache.spark.sql.SparkSessionExtensions
+
+import treescore.rules.{BatchScoreStrategy, ExtractScoreCalls}
+
+/**
+ * Enables treescore's batched scoring:
+ * `spark.sql.extensions=treescore.TreescoreExtensions`.
+ * Without it, score calls still work, evaluated one row at a time.
+ */
+class TreescoreExtensions extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit = {
+    // Moves score calls into BatchScore nodes once Spark's own operator optimizations have
+    // settled, the point where Spark itself extracts Python UDFs, so no later pushdown or
+    // pruning rule has to understand the new node.
+    extensions.injectPreCBORule(session => ExtractScoreCalls(session))
+    // Plans each BatchScore node as the batched physical operator, BatchScoreExec.
+    extensions.injectPlannerStrategy(_ => BatchScoreStrategy)
+  }
+}

@@ -1,0 +1,56 @@
+package treescore.execution
+
+import org.apache.spark.TaskContext
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, GenericInternalRow, JoinedRow, UnsafeProjection}
+import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+
+import treescore.TreescoreConf
+import treescore.expressions.ScoreExpression
+
+/**
+ * Scores its child's rows in batches: up to `batchRows` rows are buffered, their features
+ * written into one off-heap matrix per model, each model is called once per batch through
+ * JNI, and the scores are joined back onto the rows (as Spark's EvalPythonExec does).
+ */
+case class BatchScoreExec(scores: Seq[ScoreExpression], resultAttrs: Seq[Attribute], child: SparkPlan)
+  extends UnaryExecNode {
+
+  override def output: Seq[Attribute] = child.output ++ resultAttrs
+  override def producedAttributes: AttributeSet = AttributeSet(resultAttrs)
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "rows scored"),
+    "numBatches" -> SQLMetrics.createMetric(sparkContext, "batches"),
+    "nativeTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "native scoring time"),
+    "modelLoadTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "model load time"))
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val batchRows = TreescoreConf.batchRows(conf)
+    val nativeThreads = TreescoreConf.nativeThreads(conf)
+    val inputSchema = child.output
+    val allMetrics = metrics
+    child.execute().mapPartitions({ rows =>
+      val scorer = new BatchScorer(scores, inputSchema, batchRows, nativeThreads, allMetrics)
+      TaskContext.get().addTaskCompletionListener[Unit](_ => scorer.close())
+      val results = new GenericInternalRow(scores.length)
+      val joined = new JoinedRow
+      val toOutput = UnsafeProjection.create(output, inputSchema ++ resultAttrs)
+      val numOutputRows = allMetrics("numOutputRows")
+      // The child reuses one row buffer, so each row is copied before it is held in a batch.
+      rows.map(_.copy()).grouped(batchRows).flatMap { batch =>
+        scorer.score(batch)
+        numOutputRows += batch.length
+        batch.iterator.zipWithIndex.map { case (row, i) =>
+          var k = 0
+          while (k < scores.length) { results.setDouble(k, scorer.result(k, i)); k += 1 }
+          toOutput(joined(row, results))
+        }
+      }
+    }, preservesPartitioning = true)
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): BatchScoreExec = copy(child = newChild)
+}

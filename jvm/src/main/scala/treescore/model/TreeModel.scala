@@ -1,0 +1,66 @@
+package treescore.model
+
+import java.io.FileNotFoundException
+import java.nio.charset.StandardCharsets
+import java.security.MessageDigest
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+
+/**
+ * A LightGBM model as treescore ships it: its text, checked and summarised on the driver.
+ *
+ * The text travels with the query plan; executors load it natively once per JVM, keyed by
+ * [[contentHash]]. Equality is by content, so two loads of the same file are the same model.
+ *
+ * {{{
+ *   val model = TreeModel.load("s3a://bucket/models/demand.txt")
+ *   model.featureNames   // Seq("price", "discount", ...)
+ * }}}
+ */
+final class TreeModel private (val text: String, val source: String) extends Serializable {
+
+  /** Checked once, where the model is made; an executor trusts a model the driver checked. */
+  @transient private lazy val header: ModelHeader = ModelText.parse(text, source)
+  header // validate eagerly so a broken model fails where it is loaded, on the driver
+
+  /** SHA-256 of the model text, in hex: the model's identity across the cluster. */
+  val contentHash: String =
+    MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)).map("%02x".format(_)).mkString
+
+  def featureNames: Seq[String] = header.featureNames
+  def numFeatures: Int = header.featureNames.length
+  def numClasses: Int = header.numClasses
+  def numTrees: Int = header.numTrees
+  def objective: Option[String] = header.objective
+
+  override def equals(other: Any): Boolean = other match {
+    case m: TreeModel => m.contentHash == contentHash
+    case _ => false
+  }
+  override def hashCode(): Int = contentHash.hashCode
+  override def toString: String = s"TreeModel(${contentHash.take(12)}, $numFeatures features, $numTrees trees)"
+}
+
+object TreeModel {
+
+  /** A model from LightGBM's text format, e.g. `booster.model_to_string()`. */
+  def fromString(text: String): TreeModel = new TreeModel(text, "the model text")
+
+  /** Reads a LightGBM text model from any Hadoop file system path (file:, hdfs://, s3a://, ...). */
+  def load(path: String, hadoopConf: Configuration): TreeModel = {
+    val p = new Path(path)
+    val fs = p.getFileSystem(hadoopConf)
+    if (!fs.exists(p)) throw new FileNotFoundException(s"treescore: no model file at '$path'")
+    if (fs.getFileStatus(p).isDirectory) {
+      throw new IllegalArgumentException(s"treescore: '$path' is a directory, expected a LightGBM text model file")
+    }
+    val in = fs.open(p)
+    val text = try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
+    new TreeModel(text, s"model file '$path'")
+  }
+
+  /** Reads a model with the active session's Hadoop configuration. */
+  def load(path: String): TreeModel = load(path, SparkSession.active.sessionState.newHadoopConf())
+}

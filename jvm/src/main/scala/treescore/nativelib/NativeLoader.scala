@@ -1,0 +1,87 @@
+package treescore.nativelib
+
+import java.io.InputStream
+import java.nio.file.{Files, Path, StandardCopyOption}
+
+import scala.util.control.NonFatal
+
+/**
+ * Loads treescore's native libraries from the jar, once per JVM.
+ *
+ * The libraries sit in the jar under `treescore/native/<os>/<arch>/`. They are copied to a
+ * fresh temporary folder (one per JVM, so executors sharing a host never race on a file),
+ * loaded in dependency order, then deleted: the loaded mappings outlive the files, and
+ * nothing is left in /tmp. A `lazy val` makes concurrent first calls from many tasks load
+ * exactly once; a failure is kept and rethrown, with the platform named, on every later call.
+ */
+object NativeLoader {
+
+  /** The platform folder name, e.g. `linux/x86_64`; the build (build.sbt) uses the same. */
+  val platform: String = {
+    val os = sys.props("os.name").toLowerCase match {
+      case n if n.contains("linux") => "linux"
+      case n if n.contains("mac") => "darwin"
+      case n => n.replaceAll("\\W+", "")
+    }
+    val arch = sys.props("os.arch") match {
+      case "amd64" | "x86_64" => "x86_64"
+      case "aarch64" | "arm64" => "aarch64"
+      case other => other
+    }
+    s"$os/$arch"
+  }
+
+  private val resourceFolder = s"treescore/native/$platform"
+
+  // In dependency order: the OpenMP runtime, LightGBM, then the JNI library that needs both.
+  // Only the JNI library is mandatory; the others are bundled where the platform needs them.
+  private val dependencies = Seq("libgomp.so.1", "lib_lightgbm.so", "lib_lightgbm.dylib")
+  private val jniLibrary = Seq("libtreescore_jni.so", "libtreescore_jni.dylib")
+
+  private lazy val loaded: Either[Throwable, Unit] =
+    try Right(loadAll())
+    catch { case NonFatal(e) => Left(e); case e: LinkageError => Left(e) }
+
+  /** Loads the libraries if this JVM has not yet; throws a descriptive error if they cannot be. */
+  def ensureLoaded(): Unit = loaded.fold(e => throw e, identity)
+
+  private def loadAll(): Unit = {
+    val jni = jniLibrary.find(resourceExists).getOrElse(throw new UnsatisfiedLinkError(
+      s"treescore has no native library for this platform (os.name=${sys.props("os.name")}, " +
+        s"os.arch=${sys.props("os.arch")}): the jar has no $resourceFolder/${jniLibrary.head}. " +
+        "Build treescore on this platform, or use a jar built for it."))
+    val folder = Files.createTempDirectory("treescore-native-")
+    try {
+      (dependencies.filter(resourceExists) :+ jni).foreach(name => load(name, folder))
+    } finally {
+      deleteRecursively(folder)
+    }
+  }
+
+  private def load(name: String, folder: Path): Unit = {
+    val file = folder.resolve(name)
+    val in = resource(name)
+    try Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING)
+    finally in.close()
+    try System.load(file.toString)
+    catch {
+      case e: UnsatisfiedLinkError =>
+        throw new UnsatisfiedLinkError(
+          s"treescore could not load its native library $name for $platform: ${e.getMessage}")
+    }
+  }
+
+  private def resource(name: String): InputStream =
+    Option(getClass.getClassLoader.getResourceAsStream(s"$resourceFolder/$name"))
+      .getOrElse(throw new UnsatisfiedLinkError(s"treescore's jar lacks $resourceFolder/$name"))
+
+  private def resourceExists(name: String): Boolean =
+    getClass.getClassLoader.getResource(s"$resourceFolder/$name") != null
+
+  private def deleteRecursively(folder: Path): Unit = {
+    val files = Files.list(folder)
+    try files.forEach(f => Files.deleteIfExists(f))
+    finally files.close()
+    Files.deleteIfExists(folder)
+  }
+}

@@ -1,0 +1,70 @@
+package treescore
+
+import org.apache.spark.sql.functions.col
+
+import treescore.functions.score
+
+/** Scala-only scoring through treescore.functions.score: no Python anywhere. */
+class BatchScoreSuite extends SparkSuite {
+
+  test("the plan scores through BatchScoreExec, and equals lightgbm's predictions bit for bit") {
+    val scored = fixtureFrame.withColumn("y", score(regressionModel)).withColumn("p", score(binaryModel))
+    val rows = scored.select("regression", "y", "binary", "p").collect()
+    assert(batchOperators(scored).length == 1, scored.queryExecution.executedPlan.treeString)
+    assert(rows.length == fixtureRows.length)
+    assert(bits(rows.map(_.getDouble(1)).toSeq) == bits(rows.map(_.getDouble(0)).toSeq))
+    assert(bits(rows.map(_.getDouble(3)).toSeq) == bits(rows.map(_.getDouble(2)).toSeq))
+    assert(scored.queryExecution.executedPlan.toString.contains("BatchScore"))
+  }
+
+  test("the batched operator and the row-at-a-time fallback give identical scores") {
+    def run() = {
+      val df = fixtureFrame.select(col("regression"), score(regressionModel).as("y"))
+      (df.collect().map(_.getDouble(1)).toSeq, batchOperators(df).length)
+    }
+    val (batched, batchedOps) = run()
+    val (fallback, fallbackOps) = withBatchingDisabled(run())
+    assert(batchedOps == 1)
+    assert(fallbackOps == 0)
+    assert(bits(batched) == bits(fallback))
+  }
+
+  test("batches smaller than a partition give the same scores, and the metrics count them") {
+    spark.conf.set(TreescoreConf.BatchRows, "100")
+    try {
+      val df = fixtureFrame.select(col("regression"), score(regressionModel).as("y"))
+      val rows = df.collect()
+      assert(bits(rows.map(_.getDouble(1)).toSeq) == bits(rows.map(_.getDouble(0)).toSeq))
+      val exec = batchOperators(df).head
+      assert(exec.metrics("numOutputRows").value == fixtureRows.length)
+      assert(exec.metrics("numBatches").value >= fixtureRows.length / 100)
+    } finally spark.conf.unset(TreescoreConf.BatchRows)
+  }
+
+  test("features may be arbitrary numeric expressions of any numeric type") {
+    val features = featureNames.map(n => (col(n) * 1).cast("float"))
+    val df = fixtureFrame.select(score(regressionModel, features: _*).as("y"), score(regressionModel, featureNames.map(n => col(n).cast("float").cast("double")): _*).as("z"))
+    val rows = df.collect()
+    assert(batchOperators(df).length == 1)
+    assert(bits(rows.map(_.getDouble(0)).toSeq) == bits(rows.map(_.getDouble(1)).toSeq))
+  }
+
+  test("a score inside a larger expression, and the same call twice, are scored once per batch") {
+    val y = score(regressionModel)
+    val df = fixtureFrame.select(col("regression"), (y * 2 + 1).as("a"), y.as("b"))
+    val rows = df.collect()
+    val ops = batchOperators(df)
+    assert(ops.length == 1 && ops.head.scores.length == 1)
+    rows.foreach(r => assert(r.getDouble(1) == r.getDouble(0) * 2 + 1 && r.getDouble(2) == r.getDouble(0)))
+  }
+
+  test("the model is loaded once per JVM, however many tasks use it") {
+    val df = fixtureFrame.repartition(8).select(score(binaryModel).as("p"))
+    df.collect()
+    df.collect()
+    val loads = batchOperators(df).head.metrics("modelLoadTime").value
+    val again = fixtureFrame.repartition(8).select(score(binaryModel).as("p"))
+    again.collect()
+    assert(batchOperators(again).head.metrics("modelLoadTime").value == 0, s"first run loaded in $loads ns")
+  }
+}

@@ -1,0 +1,45 @@
+package treescore
+
+import java.io.FileNotFoundException
+
+import org.apache.spark.sql.AnalysisException
+import org.apache.spark.sql.functions.{col, lit}
+
+import treescore.functions.score
+import treescore.model.TreeModel
+
+/** Bad input fails on the driver with a message that names what is wrong. */
+class ErrorsSuite extends SparkSuite {
+
+  test("the wrong number of feature columns is an AnalysisException naming both counts") {
+    val e = intercept[AnalysisException] {
+      fixtureFrame.select(score(regressionModel, col("f0"), col("f1")))
+    }
+    assert(e.getMessage.contains("the model expects 6 feature columns (f0, f1, f2, f3, f4, f5) but 2 were given"),
+      e.getMessage)
+  }
+
+  test("a non-numeric column is an AnalysisException naming the column, feature and type") {
+    val features = col("f0") +: lit("text").as("label") +: featureNames.drop(2).map(col)
+    val e = intercept[AnalysisException] {
+      fixtureFrame.select(score(regressionModel, features: _*))
+    }
+    assert(e.getMessage.contains("given for feature 'f1' has type string; expected a numeric or boolean column"),
+      e.getMessage)
+  }
+
+  test("a feature name the data lacks is an AnalysisException naming it") {
+    val e = intercept[AnalysisException] {
+      fixtureFrame.drop("f3").select(score(regressionModel))
+    }
+    assert(e.getMessage.contains("`f3`"), e.getMessage)
+  }
+
+  test("a missing model file names the path") {
+    val missing = tempDir.resolve("no-such-model.txt").toString
+    val e = intercept[FileNotFoundException] {
+      TreeModel.load(missing, spark.sessionState.newHadoopConf())
+    }
+    assert(e.getMessage == s"treescore: no model file at '$missing'")
+  }
+}

@@ -1,0 +1,90 @@
+package treescore
+
+import java.util.concurrent.{Callable, Executors}
+
+import scala.jdk.CollectionConverters._
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import treescore.model.{ModelCache, NativeModel, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.nativelib.{NativeException, NativeLoader, NativeMethods}
+
+/** The JNI boundary: loading, handles, errors and concurrent use. */
+class NativeSuite extends AnyFunSuite {
+
+  private lazy val model: TreeModel = {
+    val source = scala.io.Source.fromResource("fixtures/binary.txt")
+    try TreeModel.fromString(source.mkString) finally source.close()
+  }
+
+  private def predictOne(native: NativeModel, row: Array[Double]): Double = {
+    val in = new OffHeapDoubles(row.length)
+    val out = new OffHeapDoubles(1)
+    try {
+      row.indices.foreach(i => in.put(i, row(i)))
+      native.predict(in, 1, PredictKind.Prediction, 1, out)
+      out.get(0)
+    } finally { in.close(); out.close() }
+  }
+
+  test("the libraries load from the jar's platform folder and leave no files behind") {
+    NativeLoader.ensureLoaded()
+    val tmp = new java.io.File(System.getProperty("java.io.tmpdir"))
+    assert(Option(tmp.list()).toSeq.flatten.forall(!_.startsWith("treescore-native-")))
+    assert(NativeLoader.platform.matches("[a-z]+/[a-z0-9_]+"))
+  }
+
+  test("LightGBM's own errors arrive as NativeException with its message") {
+    NativeLoader.ensureLoaded()
+    val e = intercept[NativeException](NativeMethods.loadModel("tree\nnot really\n".getBytes))
+    assert(e.getMessage.startsWith("LGBM_BoosterLoadModelFromString failed: "), e.getMessage)
+  }
+
+  test("a released handle is an IllegalStateException, not a crash") {
+    val native = NativeModel.load(model)
+    native.close()
+    native.close() // closing twice is harmless
+    val e = intercept[IllegalStateException](predictOne(native, Array.fill(6)(0.5)))
+    assert(e.getMessage.contains("is not live"), e.getMessage)
+  }
+
+  test("a batch that does not fit its buffer is refused before LightGBM reads it") {
+    val native = NativeModel.load(model)
+    val in = new OffHeapDoubles(6)
+    val out = new OffHeapDoubles(2)
+    try {
+      val e = intercept[IllegalArgumentException](native.predict(in, 2, PredictKind.Prediction, 1, out))
+      assert(e.getMessage == "a batch of 2 x 6 does not fit the 6 doubles passed")
+    } finally { in.close(); out.close(); native.close() }
+  }
+
+  test("many threads share one cached model and agree with a single thread bit for bit") {
+    ModelCache.clear()
+    val rng = new scala.util.Random(5)
+    val rows = Array.fill(400)(Array.fill(6)(rng.nextGaussian()))
+    val (first, _) = ModelCache.get(model)
+    val expected = rows.map(r => predictOne(first, r))
+    val pool = Executors.newFixedThreadPool(8)
+    try {
+      val tasks = (1 to 16).map(_ => new Callable[Seq[Double]] {
+        def call(): Seq[Double] = {
+          val (native, _) = ModelCache.get(model)
+          rows.toSeq.map(r => predictOne(native, r))
+        }
+      })
+      val results = pool.invokeAll(tasks.asJava).asScala.map(_.get())
+      results.foreach(r => assert(r.map(java.lang.Double.doubleToRawLongBits) ==
+        expected.toSeq.map(java.lang.Double.doubleToRawLongBits)))
+      assert(ModelCache.size == 1)
+    } finally pool.shutdown()
+  }
+
+  test("clearing the cache frees the native models") {
+    ModelCache.clear()
+    val before = NativeMethods.liveModelCount()
+    ModelCache.get(model)
+    assert(NativeMethods.liveModelCount() == before + 1)
+    ModelCache.clear()
+    assert(NativeMethods.liveModelCount() == before)
+  }
+}
