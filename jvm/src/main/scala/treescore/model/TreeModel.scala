@@ -30,6 +30,8 @@ final class TreeModel private (val text: String, val source: String) extends Ser
     MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)).map("%02x".format(_)).mkString
 
   def featureNames: Seq[String] = header.featureNames
+  /** The feature names as a Java array, for Java and Python (py4j) callers. */
+  def featureNamesArray: Array[String] = header.featureNames.toArray
   def numFeatures: Int = header.featureNames.length
   def numClasses: Int = header.numClasses
   def numTrees: Int = header.numTrees

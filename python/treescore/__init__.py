@@ -1,0 +1,16 @@
+"""treescore: LightGBM scoring inside Spark, batched through native code, planned from Python.
+
+    import treescore
+    spark = treescore.configure(SparkSession.builder).getOrCreate()
+    model = treescore.Model.load("s3a://models/churn.txt")
+    df.withColumn("p", treescore.score(model))
+
+Python only builds the query: the scoring itself runs in the executors' JVMs and native code.
+"""
+from treescore.errors import InvalidModelError
+from treescore.functions import score
+from treescore.model import Model
+from treescore.session import configure, jar_path
+
+__all__ = ["configure", "jar_path", "Model", "score", "InvalidModelError"]
+__version__ = "0.1.0"

@@ -1,0 +1,70 @@
+"""Shared fixtures: one local Spark session with treescore, and small trained models."""
+import lightgbm as lgb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+import treescore
+
+NUM_FEATURES = 8
+FEATURE_NAMES = [f"x{i}" for i in range(NUM_FEATURES)]
+
+
+@pytest.fixture(scope="session")
+def spark():
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("treescore-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "4")
+    )
+    session = treescore.configure(builder).getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def features(rows: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(rows, NUM_FEATURES))
+    x[rng.random(x.shape) < 0.02] = np.nan
+    return x
+
+
+def target(x: np.ndarray) -> np.ndarray:
+    s = np.nan_to_num(x)
+    return 2 * s[:, 0] - s[:, 1] ** 2 + np.sin(3 * s[:, 2]) + s[:, 3] * s[:, 4]
+
+
+def train(objective: str, rounds: int = 40, seed: int = 3) -> lgb.Booster:
+    x = features(20_000, seed)
+    y = target(x)
+    label = y if objective == "regression" else (y > 0).astype(float)
+    params = {"objective": objective, "num_leaves": 31, "verbose": -1, "num_threads": 1, "seed": seed}
+    return lgb.train(params, lgb.Dataset(x, label, feature_name=FEATURE_NAMES), rounds)
+
+
+@pytest.fixture(scope="session")
+def regression_booster() -> lgb.Booster:
+    return train("regression")
+
+
+@pytest.fixture(scope="session")
+def binary_booster() -> lgb.Booster:
+    return train("binary")
+
+
+def write_parquet(path: str, x: np.ndarray, null_mask: np.ndarray) -> None:
+    """Features as a Parquet file with true nulls where null_mask is set, plus a row id."""
+    columns = {"id": pa.array(np.arange(len(x), dtype=np.int64))}
+    for j, name in enumerate(FEATURE_NAMES):
+        columns[name] = pa.array(x[:, j], mask=null_mask[:, j])
+    pq.write_table(pa.table(columns), path, row_group_size=20_000)
+
+
+def plan_of(df) -> str:
+    return df._jdf.queryExecution().executedPlan().toString()

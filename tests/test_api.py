@@ -1,0 +1,124 @@
+"""The Python API: Model construction, score() argument forms, configure(), and clear errors."""
+import os
+import re
+
+import numpy as np
+import pytest
+from pyspark.errors import AnalysisException
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import treescore
+from conftest import FEATURE_NAMES, features, plan_of, write_parquet
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def frame(spark, tmp_path_factory):
+    x = features(5_000, seed=21)
+    path = str(tmp_path_factory.mktemp("api") / "rows.parquet")
+    write_parquet(path, x, np.zeros(x.shape, dtype=bool))
+    return spark.read.parquet(path), x
+
+
+def scores(df, column="y"):
+    return df.orderBy("id").toPandas()[column].to_numpy()
+
+
+def test_model_metadata(spark, regression_booster):
+    model = treescore.Model.from_booster(regression_booster)
+    assert model.feature_names == FEATURE_NAMES
+    assert model.num_features == len(FEATURE_NAMES)
+    assert model.num_classes == 1
+    assert re.fullmatch("[0-9a-f]{64}", model.content_hash)
+
+
+def test_load_from_file_equals_from_booster(spark, frame, regression_booster, tmp_path):
+    df, x = frame
+    path = str(tmp_path / "model.txt")
+    regression_booster.save_model(path)
+    loaded = treescore.Model.load(path)
+    assert loaded.feature_names == FEATURE_NAMES
+    assert np.array_equal(scores(df.withColumn("y", treescore.score(loaded))), regression_booster.predict(x))
+
+
+def test_columns_as_names_expressions_or_a_list(spark, frame, regression_booster):
+    df, x = frame
+    model = treescore.Model.from_booster(regression_booster)
+    expected = regression_booster.predict(x)
+    by_name = df.withColumn("y", treescore.score(model, *FEATURE_NAMES))
+    by_expression = df.withColumn("y", treescore.score(model, *[F.col(n) * 1.0 for n in FEATURE_NAMES]))
+    as_list = df.withColumn("y", treescore.score(model, FEATURE_NAMES))
+    for scored in (by_name, by_expression, as_list):
+        assert "BatchScore" in plan_of(scored)
+        assert np.array_equal(scores(scored), expected)
+
+
+def test_features_of_narrower_numeric_types(spark, frame, regression_booster):
+    df, x = frame
+    model = treescore.Model.from_booster(regression_booster)
+    as_float = df.select("id", *[F.col(n).cast("float").alias(n) for n in FEATURE_NAMES])
+    expected = regression_booster.predict(x.astype(np.float32))
+    assert np.array_equal(scores(as_float.withColumn("y", treescore.score(model))), expected)
+
+
+def test_two_models_in_one_select_share_one_operator(spark, frame, regression_booster, binary_booster):
+    df, x = frame
+    reg = treescore.Model.from_booster(regression_booster)
+    binary = treescore.Model.from_booster(binary_booster)
+    scored = df.select("id", (0.7 * treescore.score(reg) + 0.3 * treescore.score(binary)).alias("y"))
+    assert plan_of(scored).count("BatchScore [") == 1
+    expected = 0.7 * regression_booster.predict(x) + 0.3 * binary_booster.predict(x)
+    assert np.array_equal(scores(scored), expected)
+
+
+def test_wrong_number_of_columns_is_a_clear_analysis_error(spark, frame, regression_booster):
+    df, _ = frame
+    model = treescore.Model.from_booster(regression_booster)
+    with pytest.raises(AnalysisException) as error:
+        df.withColumn("y", treescore.score(model, "x0", "x1"))
+    assert "the model expects 8 feature columns (x0, x1, x2, x3, x4, x5, x6, x7) but 2 were given" in str(error.value)
+
+
+def test_non_numeric_column_is_a_clear_analysis_error(spark, frame, regression_booster):
+    df, _ = frame
+    model = treescore.Model.from_booster(regression_booster)
+    with_text = df.withColumn("x3", F.lit("not a number"))
+    with pytest.raises(AnalysisException) as error:
+        with_text.withColumn("y", treescore.score(model))
+    assert "given for feature 'x3' has type string; expected a numeric or boolean column" in str(error.value)
+
+
+def test_missing_model_file_names_the_path(spark, tmp_path):
+    missing = str(tmp_path / "nowhere" / "model.txt")
+    with pytest.raises(FileNotFoundError) as error:
+        treescore.Model.load(missing)
+    assert str(error.value) == f"treescore: no model file at '{missing}'"
+
+
+def test_truncated_model_is_rejected_before_lightgbm_sees_it(spark, regression_booster):
+    text = regression_booster.model_to_string()
+    with pytest.raises(treescore.InvalidModelError) as error:
+        treescore.Model.from_string(text[: len(text) // 2])
+    assert "not a valid LightGBM text model" in str(error.value)
+
+
+def test_configure_keeps_existing_jars_and_extensions():
+    builder = SparkSession.builder.config("spark.jars", "/opt/other.jar").config("spark.sql.extensions", "a.B")
+    treescore.configure(builder)
+    assert builder._options["spark.jars"] == f"/opt/other.jar,{treescore.jar_path()}"
+    assert builder._options["spark.sql.extensions"] == "a.B,treescore.TreescoreExtensions"
+    treescore.configure(builder)  # idempotent
+    assert builder._options["spark.jars"].count("treescore.jar") == 1
+
+
+def test_one_lightgbm_version_everywhere():
+    import lightgbm
+
+    with open(os.path.join(ROOT, "native", "LIGHTGBM_VERSION")) as f:
+        pinned = f.read().strip()
+    with open(os.path.join(ROOT, "pyproject.toml")) as f:
+        pyproject_pins = set(re.findall(r'"lightgbm==([^"]+)"', f.read()))
+    assert pyproject_pins == {pinned}
+    assert lightgbm.__version__ == pinned

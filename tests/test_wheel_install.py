@@ -1,0 +1,51 @@
+"""The built wheel, installed into a fresh virtual environment, scores from outside the source tree."""
+import glob
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SCRIPT = textwrap.dedent("""
+    import lightgbm as lgb, numpy as np, treescore
+    from pyspark.sql import SparkSession
+
+    assert "/site-packages/treescore/" in treescore.__file__, treescore.__file__
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(20000, 4))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    booster = lgb.train({"objective": "binary", "verbose": -1}, lgb.Dataset(x, (x[:, 0] > 0).astype(float)), 15)
+    spark = treescore.configure(SparkSession.builder.master("local[2]")).getOrCreate()
+    import pandas as pd
+    df = spark.createDataFrame(pd.DataFrame(x, columns=[f"Column_{i}" for i in range(4)]).assign(id=range(len(x))))
+    model = treescore.Model.from_booster(booster)
+    scored = df.repartition(3).withColumn("p", treescore.score(model)).orderBy("id")
+    assert "BatchScore" in scored._jdf.queryExecution().executedPlan().toString()
+    got = scored.toPandas()["p"].to_numpy()
+    assert np.array_equal(got, booster.predict(x)), "scores differ"
+    spark.stop()
+    print("WHEEL-OK")
+""")
+
+
+@pytest.mark.slow
+def test_wheel_scores_in_a_fresh_virtualenv(tmp_path):
+    wheels = glob.glob(os.path.join(ROOT, "dist", "treescore-*.whl"))
+    assert len(wheels) == 1, f"expected exactly one built wheel in dist/, found {wheels}"
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    install = subprocess.run([python, "-m", "pip", "install", "--quiet", f"{wheels[0]}[demo]"],
+                             capture_output=True, text=True, timeout=900)
+    assert install.returncode == 0, install.stderr
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "job.py").write_text(SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    done = subprocess.run([python, "job.py"], cwd=outside, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "WHEEL-OK" in done.stdout
