@@ -2,7 +2,7 @@
 // and packed into the jar under treescore/native/<os>/<arch>/, so the jar is self-contained.
 import scala.sys.process._
 
-val sparkVersion = sys.props.getOrElse("spark.version", "4.0.4")
+val sparkVersion = sys.props.getOrElse("spark.version", "4.0.1")
 
 // The platform folder inside the jar; NativeLoader derives the same name at run time.
 def platformFolder: String = {
@@ -31,6 +31,7 @@ lazy val treescore = (project in file("jvm"))
     scalacOptions ++= Seq("-deprecation", "-feature", "-release", "17"),
     libraryDependencies ++= Seq(
       "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
+      "org.apache.spark" %% "spark-mllib" % sparkVersion % Provided,
       "org.scalatest" %% "scalatest" % "3.2.19" % Test
     ),
     buildNative := {
