@@ -62,28 +62,31 @@ class NativeSuite extends AnyFunSuite {
     ModelCache.clear()
     val rng = new scala.util.Random(5)
     val rows = Array.fill(400)(Array.fill(6)(rng.nextGaussian()))
-    val (first, _) = ModelCache.get(model)
-    val expected = rows.map(r => predictOne(first, r))
+    val first = ModelCache.acquire(model)
+    val expected = rows.map(r => predictOne(first.model, r))
     val pool = Executors.newFixedThreadPool(8)
     try {
       val tasks = (1 to 16).map(_ => new Callable[Seq[Double]] {
         def call(): Seq[Double] = {
-          val (native, _) = ModelCache.get(model)
-          rows.toSeq.map(r => predictOne(native, r))
+          val lease = ModelCache.acquire(model)
+          try rows.toSeq.map(r => predictOne(lease.model, r)) finally lease.close()
         }
       })
       val results = pool.invokeAll(tasks.asJava).asScala.map(_.get())
       results.foreach(r => assert(r.map(java.lang.Double.doubleToRawLongBits) ==
         expected.toSeq.map(java.lang.Double.doubleToRawLongBits)))
-      assert(ModelCache.size == 1)
-    } finally pool.shutdown()
+      assert(ModelCache.loadedCount == 1)
+    } finally { pool.shutdown(); first.close() }
   }
 
-  test("clearing the cache frees the native models") {
+  test("clearing the cache frees the native models no task holds") {
     ModelCache.clear()
     val before = NativeMethods.liveModelCount()
-    ModelCache.get(model)
+    val held = ModelCache.acquire(model)
     assert(NativeMethods.liveModelCount() == before + 1)
+    ModelCache.clear()
+    assert(NativeMethods.liveModelCount() == before + 1, "a held model must survive clear()")
+    held.close()
     ModelCache.clear()
     assert(NativeMethods.liveModelCount() == before)
   }

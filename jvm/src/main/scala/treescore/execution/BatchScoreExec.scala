@@ -45,7 +45,7 @@ case class BatchScoreExec(scores: Seq[ScoreExpression], resultAttrs: Seq[Attribu
         numOutputRows += batch.length
         batch.iterator.zipWithIndex.map { case (row, i) =>
           var k = 0
-          while (k < scores.length) { results.setDouble(k, scorer.result(k, i)); k += 1 }
+          while (k < scores.length) { results.update(k, scorer.result(k, i)); k += 1 }
           toOutput(joined(row, results))
         }
       }

@@ -1,17 +1,17 @@
 package treescore.execution
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, MutableProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import treescore.expressions.ScoreExpression
-import treescore.model.{ModelCache, NativeModel, OffHeapDoubles, PredictKind}
+import treescore.expressions.{ScoreExpression, ScoreOutput}
+import treescore.model.{ModelCache, OffHeapDoubles}
 
 /**
- * One task's scoring state: per score call, its shared native model, a projection that reads
- * the features of a row as doubles, an off-heap feature matrix and an off-heap output buffer,
- * all sized once for `batchRows` and reused for every batch. close() frees the buffers; the
- * models belong to [[ModelCache]].
+ * One task's scoring state. Per score call: a lease on its shared native model, a writer that
+ * puts a row's features into an off-heap matrix, the matrix and an output buffer, all sized
+ * once for `batchRows` rows and reused for every batch. close() frees the buffers and returns
+ * the leases.
  */
 private[execution] final class BatchScorer(
     scores: Seq[ScoreExpression],
@@ -20,53 +20,54 @@ private[execution] final class BatchScorer(
     nativeThreads: Int,
     metrics: Map[String, SQLMetric]) extends AutoCloseable {
 
-  private val kind = PredictKind.Prediction
+  private final class Call(score: ScoreExpression) extends AutoCloseable {
+    val lease = ModelCache.acquire(score.model, score.options.iterations)
+    metrics("modelLoadTime") += lease.loadNanos
+    private val kind = score.options.predictKind
+    private val numFeatures = score.model.numFeatures
+    private val perRow = lease.model.outputsPerRow(kind)
+    private val writer = score.input.writer(BindReferences.bindReferences(score.children, inputSchema), numFeatures)
+    private val matrix = new OffHeapDoubles(batchRows.toLong * numFeatures)
+    private val outputs = new OffHeapDoubles(batchRows.toLong * perRow)
+    private val output = new ScoreOutput(score.dataType, perRow)
 
-  private val models: IndexedSeq[NativeModel] = scores.toIndexedSeq.map { s =>
-    val (native, loadNanos) = ModelCache.get(s.model)
-    metrics("modelLoadTime") += loadNanos
-    native
+    def score(batch: collection.Seq[InternalRow]): Unit = {
+      var i = 0
+      val rows = batch.iterator
+      while (rows.hasNext) {
+        writer.write(rows.next(), matrix, i.toLong * numFeatures)
+        i += 1
+      }
+      val start = System.nanoTime()
+      lease.model.predict(matrix, batch.length, kind, nativeThreads, outputs)
+      metrics("nativeTime") += System.nanoTime() - start
+    }
+
+    def result(i: Int): Any = output.value(outputs, i)
+
+    override def close(): Unit = {
+      matrix.close()
+      outputs.close()
+      lease.close()
+    }
   }
 
-  private val featureReaders: IndexedSeq[MutableProjection] = scores.toIndexedSeq.map { s =>
-    MutableProjection.create(BindReferences.bindReferences(s.featuresAsDoubles, inputSchema))
+  private val calls: IndexedSeq[Call] = {
+    val opened = IndexedSeq.newBuilder[Call]
+    try scores.foreach(s => opened += new Call(s))
+    catch { case e: Throwable => opened.result().foreach(_.close()); throw e }
+    opened.result()
   }
 
-  private val matrices = scores.toIndexedSeq.map(s => new OffHeapDoubles(batchRows.toLong * s.children.length))
-  private val outputs = models.map(m => new OffHeapDoubles(batchRows.toLong * m.outputsPerRow(kind)))
-
-  /** Scores a batch of at most batchRows rows with every model: one native call per model. */
+  /** Scores a batch of at most batchRows rows with every call: one native call each. */
   def score(batch: collection.Seq[InternalRow]): Unit = {
     require(batch.length <= batchRows, s"batch of ${batch.length} rows exceeds $batchRows")
-    var k = 0
-    while (k < models.length) {
-      fill(featureReaders(k), matrices(k), models(k).numFeatures, batch)
-      val start = System.nanoTime()
-      models(k).predict(matrices(k), batch.length, kind, nativeThreads, outputs(k))
-      metrics("nativeTime") += System.nanoTime() - start
-      k += 1
-    }
+    calls.foreach(_.score(batch))
     metrics("numBatches") += 1
   }
 
   /** Score call k's result for row i of the last batch. */
-  def result(k: Int, i: Int): Double = outputs(k).get(i)
+  def result(k: Int, i: Int): Any = calls(k).result(i)
 
-  private def fill(read: MutableProjection, matrix: OffHeapDoubles, numFeatures: Int,
-      batch: collection.Seq[InternalRow]): Unit = {
-    var i = 0
-    val rows = batch.iterator
-    while (rows.hasNext) {
-      val features = read(rows.next())
-      val base = i.toLong * numFeatures
-      var j = 0
-      while (j < numFeatures) {
-        matrix.put(base + j, if (features.isNullAt(j)) Double.NaN else features.getDouble(j))
-        j += 1
-      }
-      i += 1
-    }
-  }
-
-  override def close(): Unit = (matrices ++ outputs).foreach(_.close())
+  override def close(): Unit = calls.foreach(_.close())
 }

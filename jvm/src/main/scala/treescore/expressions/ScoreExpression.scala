@@ -2,79 +2,78 @@ package treescore.expressions
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Cast, Expression}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
-import org.apache.spark.sql.types.{BooleanType, DataType, DoubleType, NumericType}
+import org.apache.spark.sql.types.DataType
 
-import treescore.model.{ModelCache, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.ScoreOptions
+import treescore.model.{ModelCache, OffHeapDoubles, TreeModel}
 
 /**
- * `score(model, features...)`: a LightGBM prediction over feature columns.
+ * `score(model, features...)`: a LightGBM prediction over feature columns, a Spark ML vector
+ * column or an array column (see [[FeatureInput]]).
  *
- * Analysis checks the feature count and types against the model on the driver. With
- * treescore's extensions enabled, ExtractScoreCalls moves every score call into one batched
- * operator ([[treescore.execution.BatchScoreExec]]); `eval` is the row-at-a-time fallback for
- * plans that rule does not rewrite, and gives the same scores. A null feature is NaN, which is
+ * Analysis checks the features against the model on the driver. With treescore's extensions
+ * enabled, ExtractScoreCalls moves every score call it can into one batched operator
+ * ([[treescore.execution.BatchScoreExec]]); `eval` is the row-at-a-time fallback for plans
+ * the rule does not rewrite, and gives the same scores. A null feature is NaN, which is
  * LightGBM's missing value.
  */
-case class ScoreExpression(model: TreeModel, children: Seq[Expression])
+case class ScoreExpression(model: TreeModel, children: Seq[Expression], options: ScoreOptions = ScoreOptions.Default)
   extends Expression with CodegenFallback {
 
-  override def dataType: DataType = DoubleType
+  override def dataType: DataType = options.predictKind.dataType(model.numClasses)
   override def nullable: Boolean = false
   override def prettyName: String = "treescore_score"
 
+  @transient lazy val input: FeatureInput = FeatureInput.of(children)
+
   override def checkInputDataTypes(): TypeCheckResult = {
-    if (children.length != model.numFeatures) {
-      TypeCheckResult.TypeCheckFailure(
-        s"treescore: the model expects ${model.numFeatures} feature columns " +
-          s"(${ScoreExpression.listed(model.featureNames)}) but ${children.length} were given")
-    } else {
-      children.zip(model.featureNames).collectFirst {
-        case (child, feature) if !ScoreExpression.isFeatureType(child.dataType) =>
-          TypeCheckResult.TypeCheckFailure(
-            s"treescore: the column ${child.sql} given for feature '$feature' has type " +
-              s"${child.dataType.simpleString}; expected a numeric or boolean column")
-      }.getOrElse(TypeCheckResult.TypeCheckSuccess)
+    val iterationProblem =
+      if (options.startIteration >= model.numIterations) {
+        Some(s"startIteration ${options.startIteration} is past the model's last iteration (${model.numIterations - 1})")
+      } else None
+    iterationProblem.orElse(input.problem(children, model)) match {
+      case Some(problem) => TypeCheckResult.TypeCheckFailure(s"treescore: $problem")
+      case None => TypeCheckResult.TypeCheckSuccess
     }
   }
 
-  /** The features as doubles, in the model's order; what both evaluation paths read. */
-  @transient lazy val featuresAsDoubles: Seq[Expression] =
-    children.map(c => if (c.dataType == DoubleType) c else Cast(c, DoubleType))
+  // The fallback's per-instance state: Spark evaluates one expression instance per task.
+  @transient private lazy val fallbackWriter = input.writer(children, model.numFeatures)
 
-  override def eval(input: InternalRow): Any = {
-    val (native, _) = ModelCache.get(model)
-    val features = new OffHeapDoubles(children.length)
-    val out = new OffHeapDoubles(native.outputsPerRow(PredictKind.Prediction))
+  override def eval(row: InternalRow): Any = {
+    val lease = ModelCache.acquire(model, options.iterations)
+    val native = lease.model
+    val perRow = native.outputsPerRow(options.predictKind)
+    val features = new OffHeapDoubles(model.numFeatures)
+    val out = new OffHeapDoubles(perRow)
     try {
-      var j = 0
-      featuresAsDoubles.foreach { feature =>
-        val value = feature.eval(input)
-        features.put(j, if (value == null) Double.NaN else value.asInstanceOf[Double])
-        j += 1
-      }
-      native.predict(features, 1, PredictKind.Prediction, numThreads = 1, out)
-      out.get(0)
+      fallbackWriter.write(row, features, 0)
+      native.predict(features, 1, options.predictKind, numThreads = 1, out)
+      new ScoreOutput(dataType, perRow).value(out, 0)
     } finally {
       features.close()
       out.close()
+      lease.close()
     }
   }
 
-  override def toString: String =
-    s"$prettyName(${model.contentHash.take(12)}, ${ScoreExpression.listed(children.map(_.toString))})"
+  private def optionsString: String =
+    if (options == ScoreOptions.Default) "" else s", ${options.kind}, ${options.iterations}"
 
-  override def sql: String = s"$prettyName('${model.contentHash.take(12)}', ${children.map(_.sql).mkString(", ")})"
+  override def toString: String =
+    s"$prettyName(${model.contentHash.take(12)}$optionsString, ${ScoreExpression.listed(children.map(_.toString))})"
+
+  override def sql: String =
+    s"$prettyName('${model.contentHash.take(12)}'$optionsString, ${children.map(_.sql).mkString(", ")})"
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): ScoreExpression =
     copy(children = newChildren)
 }
 
 object ScoreExpression {
-  def isFeatureType(t: DataType): Boolean = t.isInstanceOf[NumericType] || t == BooleanType
-
-  /** Names for messages and plans: long feature lists are shortened. */
+  /** Names for messages and plans: long lists are shortened. */
   def listed(names: Seq[String], shown: Int = 8): String =
     if (names.length <= shown) names.mkString(", ")
     else names.take(shown).mkString(", ") + s", ... ${names.length - shown} more"

@@ -1,31 +1,113 @@
 package treescore.model
 
-import java.util.concurrent.ConcurrentHashMap
+import scala.collection.mutable
+
+import org.apache.spark.SparkEnv
 
 /**
- * The executor-side cache: one native model per content hash per JVM, shared by every task
- * that scores with it. Loading happens once, under the map's per-key lock, however many tasks
- * ask at the same moment. All tasks of a model use the same iteration range, which is what
- * makes sharing one LightGBM booster safe (LightGBM issue #6142).
+ * The executor-side cache: one native model per (content hash, iteration range) per JVM,
+ * shared by every task that scores with it, within a byte budget.
+ *
+ * Tasks hold a [[ModelLease]] while they score. Loading happens once per key, however many
+ * tasks ask at the same moment (the others wait for it). When the loaded models exceed the
+ * budget, the least recently used ones that no task holds are freed; a model in use is never
+ * freed, so the cache may exceed its budget until leases are returned. A model's size is
+ * estimated by the length of its text, which is close to what LightGBM keeps in memory.
  */
 object ModelCache {
-  private val models = new ConcurrentHashMap[String, NativeModel]()
+  val MaxBytesKey = "spark.treescore.cache.maxBytes"
+  private val DefaultMaxBytes = 2L << 30
 
-  /** The loaded model and the nanoseconds this call spent loading it (0 when it was cached). */
-  def get(model: TreeModel): (NativeModel, Long) = {
-    var loadNanos = 0L
-    val native = models.computeIfAbsent(model.contentHash, _ => {
-      val start = System.nanoTime()
-      val loaded = NativeModel.load(model)
-      loadNanos = System.nanoTime() - start
-      loaded
-    })
-    (native, loadNanos)
+  private final case class Key(contentHash: String, range: IterationRange)
+
+  private final class Entry(val key: Key, val bytes: Long) {
+    var users = 0
+    @volatile private var native: NativeModel = _ // volatile: isLoaded reads it without the entry's lock
+    private var loadNanos = 0L
+
+    /** Loads on first use, once; other callers wait on this entry only, not the cache. */
+    def loaded(model: TreeModel): (NativeModel, Long) = synchronized {
+      if (native == null) {
+        val start = System.nanoTime()
+        native = NativeModel.load(model, key.range)
+        loadNanos = System.nanoTime() - start
+        (native, loadNanos)
+      } else (native, 0L)
+    }
+
+    def isLoaded: Boolean = native != null
+    def free(): Unit = synchronized { if (native != null) native.close(); native = null }
   }
 
-  /** How many models this JVM holds. */
-  def size: Int = models.size
+  // Insertion order doubles as recency order: a touched entry is removed and re-added.
+  private val entries = mutable.LinkedHashMap.empty[Key, Entry]
+  @volatile private var budgetOverride: Option[Long] = None
 
-  /** Frees every cached model. Only for when nothing is scoring (tests, shutdown). */
-  def clear(): Unit = models.keySet().forEach(key => Option(models.remove(key)).foreach(_.close()))
+  /** Leases the native model for `model` and `range`; the lease says how long loading took. */
+  def acquire(model: TreeModel, range: IterationRange = IterationRange.All): ModelLease = {
+    val key = Key(model.contentHash, range)
+    val entry = synchronized {
+      val e = entries.remove(key).getOrElse(new Entry(key, model.text.length.toLong))
+      entries.put(key, e)
+      e.users += 1
+      e
+    }
+    try {
+      val (native, loadNanos) = entry.loaded(model)
+      synchronized(evictOverBudget())
+      new ModelLease(native, loadNanos, () => release(entry))
+    } catch {
+      case e: Throwable =>
+        release(entry)
+        throw e
+    }
+  }
+
+  private def release(entry: Entry): Unit = synchronized {
+    entry.users -= 1
+    if (entry.users == 0 && !entry.isLoaded) entries.remove(entry.key) // its load failed
+    evictOverBudget()
+  }
+
+  private def evictOverBudget(): Unit = {
+    var loadedBytes = entries.valuesIterator.filter(_.isLoaded).map(_.bytes).sum
+    val budget = maxBytes
+    val idle = entries.valuesIterator.filter(e => e.users == 0).toList // least recent first
+    idle.iterator.takeWhile(_ => loadedBytes > budget).foreach { e =>
+      entries.remove(e.key)
+      if (e.isLoaded) loadedBytes -= e.bytes
+      e.free()
+    }
+  }
+
+  private def maxBytes: Long = budgetOverride.getOrElse(
+    Option(SparkEnv.get).flatMap(env => env.conf.getOption(MaxBytesKey)).map(parseBytes).getOrElse(DefaultMaxBytes))
+
+  private def parseBytes(raw: String): Long =
+    try org.apache.spark.network.util.JavaUtils.byteStringAsBytes(raw)
+    catch {
+      case _: NumberFormatException =>
+        throw new IllegalArgumentException(s"$MaxBytesKey must be a size such as 512m or 2g, got '$raw'")
+    }
+
+  /** Models loaded in this JVM right now. */
+  def loadedCount: Int = synchronized(entries.valuesIterator.count(_.isLoaded))
+
+  /** Bytes (estimated) of the models loaded in this JVM right now. */
+  def loadedBytes: Long = synchronized(entries.valuesIterator.filter(_.isLoaded).map(_.bytes).sum)
+
+  /** Sets the budget for this JVM, overriding the Spark conf; for tests. None restores the conf. */
+  def setMaxBytesForTesting(bytes: Option[Long]): Unit = { budgetOverride = bytes; synchronized(evictOverBudget()) }
+
+  /** Frees every model no task is using. */
+  def clear(): Unit = synchronized {
+    entries.values.filter(_.users == 0).toList.foreach { e => entries.remove(e.key); e.free() }
+  }
+}
+
+/** A task's hold on a cached native model; close() hands it back (once). */
+final class ModelLease private[model] (val model: NativeModel, val loadNanos: Long, onClose: () => Unit)
+  extends AutoCloseable {
+  private val closed = new java.util.concurrent.atomic.AtomicBoolean(false)
+  override def close(): Unit = if (closed.compareAndSet(false, true)) onClose()
 }

@@ -7,6 +7,7 @@ import scala.collection.mutable
 /** What treescore needs to know of a model on the driver, read from its text. */
 final case class ModelHeader(
     featureNames: IndexedSeq[String],
+    categoricalFeatures: IndexedSeq[String],
     numClasses: Int,
     numTreesPerIteration: Int,
     numTrees: Int,
@@ -83,7 +84,10 @@ object ModelText {
       if (numTrees % perIteration != 0) {
         fail(s"$numTrees trees is not a whole number of iterations of $perIteration trees")
       }
-      ModelHeader(names, numClasses, perIteration, numTrees, header.get("objective").map(_.split(' ').head))
+      // feature_infos holds "[min:max]" for a numerical feature, "none" for an unused one and
+      // the category list "c1:c2:..." for a categorical one.
+      val categorical = names.zip(infos).collect { case (name, info) if !info.startsWith("[") && info != "none" => name }
+      ModelHeader(names, categorical, numClasses, perIteration, numTrees, header.get("objective").map(_.split(' ').head))
     }
 
     private def readHeader(): Map[String, String] = {

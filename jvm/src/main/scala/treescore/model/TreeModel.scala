@@ -33,8 +33,12 @@ final class TreeModel private (val text: String, val source: String) extends Ser
   /** The feature names as a Java array, for Java and Python (py4j) callers. */
   def featureNamesArray: Array[String] = header.featureNames.toArray
   def numFeatures: Int = header.featureNames.length
+  /** The features LightGBM splits on by category; they take integer category codes. */
+  def categoricalFeatures: Seq[String] = header.categoricalFeatures
+  def categoricalFeaturesArray: Array[String] = header.categoricalFeatures.toArray
   def numClasses: Int = header.numClasses
   def numTrees: Int = header.numTrees
+  def numIterations: Int = header.numTrees / header.numTreesPerIteration
   def objective: Option[String] = header.objective
 
   override def equals(other: Any): Boolean = other match {

@@ -1,0 +1,149 @@
+package treescore.expressions
+
+import org.apache.spark.SparkException
+import org.apache.spark.ml.attribute.AttributeGroup
+import org.apache.spark.ml.linalg.SQLDataTypes.VectorType
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Cast, CreateArray, Expression, MutableProjection}
+import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, DoubleType, FloatType, NumericType, StructField}
+
+import treescore.model.{OffHeapDoubles, TreeModel}
+
+/**
+ * How a score call's features arrive: one numeric column per feature, or all of them in one
+ * Spark ML Vector or one array<float>/array<double> column. Decided from the argument types.
+ */
+sealed trait FeatureInput extends Serializable {
+  /** An analysis-time problem with these arguments for this model, if any. */
+  def problem(args: Seq[Expression], model: TreeModel): Option[String]
+
+  /** Writes one row's features into a matrix; `args` must be bound to the row's schema. */
+  def writer(args: Seq[Expression], numFeatures: Int): FeatureWriter
+}
+
+object FeatureInput {
+  def of(args: Seq[Expression]): FeatureInput = args match {
+    case Seq(single) if single.dataType == VectorType => VectorColumn
+    case Seq(single) if single.dataType.isInstanceOf[ArrayType] => ArrayColumn
+    case _ => ScalarColumns
+  }
+
+  def isScalarFeatureType(t: DataType): Boolean = t.isInstanceOf[NumericType] || t == BooleanType
+
+  /** One numeric or boolean column per feature, in the model's order. */
+  case object ScalarColumns extends FeatureInput {
+    def problem(args: Seq[Expression], model: TreeModel): Option[String] =
+      if (args.length != model.numFeatures) {
+        Some(s"the model expects ${model.numFeatures} feature columns " +
+          s"(${ScoreExpression.listed(model.featureNames)}) but ${args.length} were given")
+      } else {
+        args.zip(model.featureNames).collectFirst {
+          case (arg, feature) if !isScalarFeatureType(arg.dataType) =>
+            s"the column ${arg.sql} given for feature '$feature' has type ${arg.dataType.simpleString}; " +
+              "expected a numeric or boolean column, or a single vector or array<float|double> column holding every feature"
+        }
+      }
+
+    def writer(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
+      private val read = MutableProjection.create(args.map(a => if (a.dataType == DoubleType) a else Cast(a, DoubleType)))
+      def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+        val values = read(row)
+        var j = 0
+        while (j < numFeatures) {
+          matrix.put(offset + j, if (values.isNullAt(j)) Double.NaN else values.getDouble(j))
+          j += 1
+        }
+      }
+    }
+  }
+
+  /** Sizes a vector or array argument declares before any row is read, where it declares one. */
+  private def declaredSize(arg: Expression): Option[Int] = arg match {
+    case a: Attribute if a.dataType == VectorType => // Spark ML's ml_attr metadata, when present
+      Some(AttributeGroup.fromStructField(StructField(a.name, a.dataType, a.nullable, a.metadata)).size).filter(_ >= 0)
+    case c: CreateArray => Some(c.children.length)
+    case _ => None
+  }
+
+  private def sizeProblem(arg: Expression, model: TreeModel, what: String): Option[String] =
+    declaredSize(arg).filter(_ != model.numFeatures).map(size =>
+      s"the $what ${arg.sql} holds $size features but the model expects ${model.numFeatures} " +
+        s"(${ScoreExpression.listed(model.featureNames)})")
+
+  private def lengthError(length: Int, numFeatures: Int, what: String): SparkException =
+    new SparkException(s"treescore: a row's feature $what has $length values but the model expects $numFeatures")
+
+  /** A Spark ML Vector (dense or sparse) holding every feature; absent sparse entries are 0. */
+  case object VectorColumn extends FeatureInput {
+    def problem(args: Seq[Expression], model: TreeModel): Option[String] = sizeProblem(args.head, model, "vector column")
+
+    def writer(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
+      private val read = MutableProjection.create(args)
+      // VectorUDT's storage: struct<type: tinyint (0 sparse, 1 dense), size: int, indices: array<int>, values: array<double>>
+      def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+        val holder = read(row)
+        if (holder.isNullAt(0)) return fillMissing(matrix, offset, numFeatures)
+        val vector = holder.getStruct(0, 4)
+        val values = vector.getArray(3)
+        if (vector.getByte(0) == 1) {
+          if (values.numElements() != numFeatures) throw lengthError(values.numElements(), numFeatures, "vector")
+          var j = 0
+          while (j < numFeatures) { matrix.put(offset + j, values.getDouble(j)); j += 1 }
+        } else {
+          val size = vector.getInt(1)
+          if (size != numFeatures) throw lengthError(size, numFeatures, "vector")
+          var j = 0
+          while (j < numFeatures) { matrix.put(offset + j, 0.0); j += 1 }
+          val indices = vector.getArray(2)
+          var k = 0
+          while (k < indices.numElements()) {
+            val index = indices.getInt(k)
+            // Checked because a bad index would write outside this row of native memory.
+            if (index < 0 || index >= numFeatures) {
+              throw new SparkException(s"treescore: a row's sparse feature vector has index $index, outside 0..${numFeatures - 1}")
+            }
+            matrix.put(offset + index, values.getDouble(k))
+            k += 1
+          }
+        }
+      }
+    }
+  }
+
+  /** An array<float> or array<double> holding every feature; a null element is missing. */
+  case object ArrayColumn extends FeatureInput {
+    def problem(args: Seq[Expression], model: TreeModel): Option[String] = args.head.dataType match {
+      case ArrayType(FloatType | DoubleType, _) => sizeProblem(args.head, model, "array column")
+      case other =>
+        Some(s"the array column ${args.head.sql} has type ${other.simpleString}; expected array<float> or array<double>")
+    }
+
+    def writer(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
+      private val read = MutableProjection.create(args)
+      private val isFloat = args.head.dataType.asInstanceOf[ArrayType].elementType == FloatType
+      def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+        val holder = read(row)
+        if (holder.isNullAt(0)) return fillMissing(matrix, offset, numFeatures)
+        val values = holder.getArray(0)
+        if (values.numElements() != numFeatures) throw lengthError(values.numElements(), numFeatures, "array")
+        var j = 0
+        while (j < numFeatures) {
+          val v = if (values.isNullAt(j)) Double.NaN else if (isFloat) values.getFloat(j).toDouble else values.getDouble(j)
+          matrix.put(offset + j, v)
+          j += 1
+        }
+      }
+    }
+  }
+
+  /** A null vector or array: every feature is missing. */
+  private def fillMissing(matrix: OffHeapDoubles, offset: Long, numFeatures: Int): Unit = {
+    var j = 0
+    while (j < numFeatures) { matrix.put(offset + j, Double.NaN); j += 1 }
+  }
+}
+
+/** Writes the features of one row into row-major matrix storage at `offset`. Not thread-safe. */
+abstract class FeatureWriter {
+  def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit
+}

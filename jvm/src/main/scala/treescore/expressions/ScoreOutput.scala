@@ -1,0 +1,26 @@
+package treescore.expressions
+
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
+import org.apache.spark.sql.types.{ArrayType, DataType, DoubleType, IntegerType}
+
+import treescore.model.OffHeapDoubles
+
+/** Reads one row's native outputs (`perRow` doubles) as a Spark value of the score's type. */
+final class ScoreOutput(dataType: DataType, perRow: Int) {
+  private val read: (OffHeapDoubles, Long) => Any = dataType match {
+    case DoubleType => (out, base) => out.get(base)
+    case ArrayType(DoubleType, _) => (out, base) =>
+      val values = new Array[Double](perRow)
+      var i = 0
+      while (i < perRow) { values(i) = out.get(base + i); i += 1 }
+      UnsafeArrayData.fromPrimitiveArray(values)
+    case ArrayType(IntegerType, _) => (out, base) => // leaf indices, which LightGBM returns as doubles
+      val values = new Array[Int](perRow)
+      var i = 0
+      while (i < perRow) { values(i) = out.get(base + i).toInt; i += 1 }
+      UnsafeArrayData.fromPrimitiveArray(values)
+    case other => throw new IllegalStateException(s"no score output of type $other")
+  }
+
+  def value(out: OffHeapDoubles, row: Int): Any = read(out, row.toLong * perRow)
+}
