@@ -1,30 +1,48 @@
 """treescore.score: the Column that scores a model inside a Spark query."""
-from typing import Union
+from typing import Optional, Union
 
 from pyspark import SparkContext
 from pyspark.sql import Column
 from pyspark.sql.classic.column import _to_java_column, _to_seq
 
 from treescore._jvm import active_jvm
+from treescore.errors import jvm_errors
 from treescore.model import Model
 
 ColumnOrName = Union[Column, str]
 
+KINDS = ("prediction", "raw", "leaf", "contrib")
 
-def score(model: Model, *features: ColumnOrName) -> Column:
-    """The model's prediction, as lightgbm.Booster.predict returns it, for each row.
 
-    With no features, the columns named like the model's features are used. Otherwise give one
-    column (name or Column expression) per model feature, in the model's order. Any numeric or
-    boolean column works; nulls are missing values.
+def score(
+    model: Model,
+    *features: ColumnOrName,
+    kind: str = "prediction",
+    start_iteration: int = 0,
+    num_iterations: Optional[int] = None,
+) -> Column:
+    """The model's output for each row, equal to lightgbm.Booster.predict bit for bit.
+
+    Features: none (the columns named like the model's features are used), one column per
+    feature in the model's order (names or Column expressions of any numeric or boolean type),
+    or a single Spark ML Vector or array<float|double> column holding every feature. Nulls are
+    missing values.
+
+    kind: "prediction" (default; double, or array<double> for multiclass), "raw" (the raw
+    score, same shape), "leaf" (array<int> of leaf indices) or "contrib" (array<double> of
+    SHAP values, num_features + 1 per class). start_iteration and num_iterations select
+    boosting iterations, as in Booster.predict.
 
     >>> df.withColumn("p", score(model))
     >>> df.withColumn("p", score(model, "age", F.col("income") / 1000))
+    >>> df.withColumn("shap", score(model, "features", kind="contrib"))
     """
+    if kind not in KINDS:
+        raise ValueError(f"treescore: unknown score kind '{kind}'; expected one of {', '.join(KINDS)}")
     if len(features) == 1 and isinstance(features[0], (list, tuple)):
         features = tuple(features[0])
     jvm = active_jvm()
-    if not features:
-        return Column(jvm.treescore.functions.score(model._java_model))
-    java_columns = [_to_java_column(f) for f in features]
-    return Column(jvm.treescore.functions.score(model._java_model, _to_seq(SparkContext._active_spark_context, java_columns)))
+    with jvm_errors():
+        options = jvm.treescore.ScoreOptions(kind, start_iteration, num_iterations or -1)
+    java_columns = _to_seq(SparkContext._active_spark_context, [_to_java_column(f) for f in features])
+    return Column(jvm.treescore.functions.score(model._java_model, options, java_columns))

@@ -51,6 +51,15 @@ class Model:
         return self._java_model.numClasses()
 
     @property
+    def num_iterations(self) -> int:
+        return self._java_model.numIterations()
+
+    @property
+    def categorical_features(self) -> List[str]:
+        """The features the model splits on by category; give them as integer category codes."""
+        return list(self._java_model.categoricalFeaturesArray())
+
+    @property
     def content_hash(self) -> str:
         """SHA-256 of the model text: the model's identity on the cluster."""
         return self._java_model.contentHash()

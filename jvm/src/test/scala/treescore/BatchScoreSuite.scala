@@ -68,3 +68,15 @@ class BatchScoreSuite extends SparkSuite {
     assert(batchOperators(again).head.metrics("modelLoadTime").value == 0, s"first run loaded in $loads ns")
   }
 }
+
+class ExplainSuite extends SparkSuite {
+  test("explain(\"formatted\") shows the operator, its score calls and its metrics") {
+    val df = fixtureFrame.select(score(regressionModel).as("y"))
+    df.collect()
+    val formatted = df.queryExecution.explainString(org.apache.spark.sql.execution.FormattedMode)
+    assert(formatted.contains("BatchScore"), formatted)
+    assert(formatted.contains("Scores:"), formatted)
+    assert(formatted.contains(s"rows scored: ${fixtureRows.length}"), formatted)
+    assert(formatted.contains("native scoring time"), formatted)
+  }
+}

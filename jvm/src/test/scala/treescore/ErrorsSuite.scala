@@ -43,3 +43,33 @@ class ErrorsSuite extends SparkSuite {
     assert(e.getMessage == s"treescore: no model file at '$missing'")
   }
 }
+
+/** Errors about vector and array inputs, at analysis and while running. */
+class InputShapeErrorsSuite extends SparkSuite {
+  import org.apache.spark.SparkException
+  import org.apache.spark.sql.functions.{array, lit, when}
+
+  test("an array whose declared size is wrong is an AnalysisException naming both sizes") {
+    val e = intercept[AnalysisException] {
+      fixtureFrame.select(score(regressionModel, array(col("f0"), col("f1"))))
+    }
+    assert(e.getMessage.contains("holds 2 features but the model expects 6 (f0, f1, f2, f3, f4, f5)"), e.getMessage)
+  }
+
+  test("an array of strings is an AnalysisException naming its type") {
+    val e = intercept[AnalysisException] {
+      fixtureFrame.select(score(regressionModel, array(lit("a"), lit("b"))))
+    }
+    assert(e.getMessage.contains("has type array<string>; expected array<float> or array<double>"), e.getMessage)
+  }
+
+  test("a row whose array has the wrong length is a SparkException naming both lengths, and the JVM lives on") {
+    val full = array(featureNames.map(col): _*)
+    val ragged = when(col("f1") > 2.5, array(col("f0"))).otherwise(full)
+    val e = intercept[SparkException] {
+      fixtureFrame.select(score(regressionModel, ragged)).collect()
+    }
+    assert(e.getMessage.contains("treescore: a row's feature array has 1 values but the model expects 6"), e.getMessage)
+    assert(fixtureFrame.select(score(regressionModel)).count() == fixtureRows.length)
+  }
+}

@@ -4,7 +4,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, GenericInternalRow, JoinedRow, UnsafeProjection}
-import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.{ExplainUtils, SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import treescore.TreescoreConf
@@ -50,6 +50,17 @@ case class BatchScoreExec(scores: Seq[ScoreExpression], resultAttrs: Seq[Attribu
         }
       }
     }, preservesPartitioning = true)
+  }
+
+  /** explain("formatted") lists the score calls and, once the plan has run, its metrics. */
+  override def verboseStringWithOperatorId(): String = {
+    val calls = scores.zip(resultAttrs).map { case (s, a) => s"$a = $s" }.mkString("\n  ", "\n  ", "")
+    val measured = metrics.toSeq.sortBy(_._1).map { case (_, m) => s"${m.name.getOrElse("")}: ${m.value}" }
+    s"""$formattedNodeName
+       |${ExplainUtils.generateFieldString("Input", child.output)}
+       |Scores:$calls
+       |Metrics: ${measured.mkString(", ")}
+       |""".stripMargin
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): BatchScoreExec = copy(child = newChild)

@@ -1,0 +1,87 @@
+package treescore
+
+import java.util.concurrent.{Callable, Executors}
+
+import scala.jdk.CollectionConverters._
+
+import org.scalatest.funsuite.AnyFunSuite
+
+import treescore.model.{IterationRange, ModelCache, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.nativelib.NativeMethods
+
+/** The executor cache under concurrency and a budget too small to hold its models. */
+class ModelCacheSuite extends AnyFunSuite {
+
+  private def fixture(name: String): TreeModel = {
+    val source = scala.io.Source.fromResource(s"fixtures/$name.txt")
+    try TreeModel.fromString(source.mkString) finally source.close()
+  }
+
+  private lazy val models = Seq(fixture("regression"), fixture("binary"))
+  private val ranges = Seq(IterationRange.All, IterationRange(3, 7))
+
+  private def scoreAll(model: TreeModel, range: IterationRange, rows: Array[Array[Double]]): Seq[Long] = {
+    val lease = ModelCache.acquire(model, range)
+    val in = new OffHeapDoubles(rows.length * 6L)
+    val out = new OffHeapDoubles(rows.length)
+    try {
+      for (i <- rows.indices; j <- 0 until 6) in.put(i * 6L + j, rows(i)(j))
+      lease.model.predict(in, rows.length, PredictKind.Prediction, 1, out)
+      (0 until rows.length).map(i => java.lang.Double.doubleToRawLongBits(out.get(i)))
+    } finally { in.close(); out.close(); lease.close() }
+  }
+
+  test("models evicted under a tiny budget while other threads score still give single-threaded results") {
+    ModelCache.clear()
+    val baseline = NativeMethods.liveModelCount()
+    val rng = new scala.util.Random(9)
+    val rows = Array.fill(300)(Array.fill(6)(rng.nextGaussian()))
+    val cases = for (m <- models; r <- ranges) yield (m, r)
+    val expected = cases.map { case (m, r) => (m, r) -> scoreAll(m, r, rows) }.toMap
+    ModelCache.setMaxBytesForTesting(Some(1L)) // every idle model is freed at once
+    val pool = Executors.newFixedThreadPool(8)
+    try {
+      val tasks = (0 until 64).map(i => new Callable[Boolean] {
+        def call(): Boolean = {
+          val (m, r) = cases(i % cases.length)
+          scoreAll(m, r, rows) == expected((m, r))
+        }
+      })
+      val outcomes = pool.invokeAll(tasks.asJava).asScala.map(_.get())
+      assert(outcomes.forall(identity))
+      assert(ModelCache.loadedCount == 0, "idle models over the budget are freed")
+      assert(NativeMethods.liveModelCount() == baseline)
+    } finally {
+      pool.shutdown()
+      ModelCache.setMaxBytesForTesting(None)
+    }
+  }
+
+  test("a held model is never freed, even over budget, and is freed once released") {
+    ModelCache.clear()
+    val baseline = NativeMethods.liveModelCount()
+    ModelCache.setMaxBytesForTesting(Some(1L))
+    try {
+      val lease = ModelCache.acquire(models.head)
+      assert(ModelCache.loadedCount == 1)
+      val rows = Array(Array.fill(6)(0.25))
+      assert(scoreAll(models.head, IterationRange.All, rows).length == 1) // shares the held model
+      assert(NativeMethods.liveModelCount() == baseline + 1)
+      lease.close()
+      lease.close() // a second close is harmless
+      assert(NativeMethods.liveModelCount() == baseline)
+    } finally ModelCache.setMaxBytesForTesting(None)
+  }
+
+  test("within budget, a model stays loaded across leases") {
+    ModelCache.clear()
+    val first = ModelCache.acquire(models.head)
+    val loadNanos = first.loadNanos
+    first.close()
+    val second = ModelCache.acquire(models.head)
+    try {
+      assert(loadNanos > 0)
+      assert(second.loadNanos == 0)
+    } finally second.close()
+  }
+}
