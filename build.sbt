@@ -2,7 +2,10 @@
 // and packed into the jar under treescore/native/<os>/<arch>/, so the jar is self-contained.
 import scala.sys.process._
 
-val sparkVersion = sys.props.getOrElse("spark.version", "4.0.1")
+// Spark 4.0.1 is the newest 4.0 release whose spark-mllib Maven Central serves here; CI also
+// runs the Scala tests against the newest 4.x that resolves (dev/test: -Dspark.version=4.2.0).
+val defaultSparkVersion = "4.0.1"
+val sparkVersion = sys.props.getOrElse("spark.version", defaultSparkVersion)
 
 // The platform folder inside the jar; NativeLoader derives the same name at run time.
 def platformFolder: String = {
@@ -27,6 +30,8 @@ lazy val treescore = (project in file("jvm"))
     organization := "io.treescore",
     version := "0.1.0",
     scalaVersion := "2.13.16",
+    // A build against another Spark keeps its own outputs, so it never clobbers the shipped jar.
+    target := baseDirectory.value / (if (sparkVersion == defaultSparkVersion) "target" else s"target-spark-$sparkVersion"),
     javacOptions ++= Seq("--release", "17"),
     scalacOptions ++= Seq("-deprecation", "-feature", "-release", "17"),
     libraryDependencies ++= Seq(
