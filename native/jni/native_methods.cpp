@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../src/booster.h"
+#include "../src/program.h"
 #include "handle_registry.h"
 #include "jni_guard.h"
 
@@ -17,6 +18,20 @@ namespace {
 HandleRegistry<Booster>& Boosters() {
   static HandleRegistry<Booster> registry;
   return registry;
+}
+
+HandleRegistry<Program>& Programs() {
+  static HandleRegistry<Program> registry;
+  return registry;
+}
+
+template <typename T, typename JArray, typename Elem>
+std::vector<T> CopyArray(JNIEnv* env, JArray array, void (JNIEnv::*get)(JArray, jsize, jsize, Elem*)) {
+  if (array == nullptr) throw std::invalid_argument("null array");
+  const jsize length = env->GetArrayLength(array);
+  std::vector<Elem> raw(static_cast<size_t>(length));
+  (env->*get)(array, 0, length, raw.data());
+  return std::vector<T>(raw.begin(), raw.end());
 }
 
 PredictKind ToKind(jint kind) {
@@ -75,6 +90,41 @@ void PredictRowMajor(JNIEnv* env, jclass, jlong handle, jlong rows_address, jlon
   });
 }
 
+jlong CompileProgram(JNIEnv* env, jclass, jlongArray code, jdoubleArray constants, jlongArray model_handles) {
+  return Guarded<jlong>(env, 0, [&] {
+    const auto handles = CopyArray<int64_t>(env, model_handles, &JNIEnv::GetLongArrayRegion);
+    std::vector<std::shared_ptr<const Booster>> models;
+    for (int64_t handle : handles) models.push_back(Boosters().Get(handle));  // the program keeps them alive
+    Program program = DecodeProgram(CopyArray<int64_t>(env, code, &JNIEnv::GetLongArrayRegion),
+                                    CopyArray<double>(env, constants, &JNIEnv::GetDoubleArrayRegion), models);
+    return static_cast<jlong>(Programs().Add(std::make_shared<Program>(std::move(program))));
+  });
+}
+
+void ReleaseProgram(JNIEnv* env, jclass, jlong handle) {
+  GuardedVoid(env, [&] { Programs().Remove(handle); });
+}
+
+jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong input_address, jlong input_capacity, jint num_rows,
+                      jlong route_address, jlong route_capacity, jint num_threads, jint grid_points, jint monotone,
+                      jlong out_address, jlong out_capacity) {
+  return Guarded<jlong>(env, 0, [&] {
+    std::shared_ptr<Program> program = Programs().Get(handle);
+    if (num_rows < 0) throw std::invalid_argument("negative row count");
+    if (static_cast<int64_t>(num_rows) * program->num_inputs() > input_capacity || out_capacity < num_rows ||
+        static_cast<int64_t>(num_rows) * program->num_route_slots() > route_capacity) {
+      throw std::invalid_argument("a batch of " + std::to_string(num_rows) + " rows does not fit the buffers passed");
+    }
+    if ((input_address == 0 && input_capacity > 0) || (out_address == 0 && num_rows > 0)) {
+      throw std::invalid_argument("null buffer address");
+    }
+    const auto stats = program->Evaluate(reinterpret_cast<const double*>(input_address), num_rows,
+                                         reinterpret_cast<const int32_t*>(route_address), num_threads, grid_points,
+                                         monotone, reinterpret_cast<double*>(out_address));
+    return static_cast<jlong>(stats.escalated);
+  });
+}
+
 jlong LiveModelCount(JNIEnv* env, jclass) {
   return Guarded<jlong>(env, 0, [&] { return static_cast<jlong>(Boosters().Size()); });
 }
@@ -88,6 +138,9 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("predictRowMajor"), const_cast<char*>("(JJJIIIIIIJJ)V"),
      reinterpret_cast<void*>(&PredictRowMajor)},
     {const_cast<char*>("liveModelCount"), const_cast<char*>("()J"), reinterpret_cast<void*>(&LiveModelCount)},
+    {const_cast<char*>("compileProgram"), const_cast<char*>("([J[D[J)J"), reinterpret_cast<void*>(&CompileProgram)},
+    {const_cast<char*>("releaseProgram"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseProgram)},
+    {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJJIJJIIIJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},
 };
 
 constexpr const char* kFacadeClass = "treescore/nativelib/NativeMethods";

@@ -4,7 +4,11 @@ import org.apache.spark.sql.Column
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
 import org.apache.spark.sql.treescore.ColumnBridge
 
-import treescore.expressions.ScoreExpression
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.Expression
+
+import treescore.ensemble.{GridScorer, ModelScorer, Monotone, Scorable, Scorer}
+import treescore.expressions.{GridPoints, GridValue, ProgramScoreExpression, ScoreExpression}
 import treescore.model.TreeModel
 
 /**
@@ -46,6 +50,58 @@ object functions {
   /** The model's prediction, reading the named columns, in the model's feature order. */
   def score(model: TreeModel, featureColumns: Array[String]): Column =
     score(model, ScoreOptions.Default, byName(model, featureColumns.toSeq): _*)
+
+  /**
+   * Scores an ensemble, route, cascade or grid (see [[treescore.ensemble]]) natively in the
+   * batched pass. Inputs are read from the columns named like the scorer's inputs. A
+   * [[GridScorer]] returns array<double>, one score per grid point; the others a double.
+   *
+   * {{{
+   *   val demand = EnsembleScorer(Seq(Member(ModelScorer(a), 0.5), Member(ModelScorer(b), 0.5)),
+   *     transforms = Seq(OutputTransform.Expm1, OutputTransform.Clip(0, Double.PositiveInfinity)))
+   *   df.withColumn("units", score(demand))
+   * }}}
+   */
+  def score(scorable: Scorable): Column = scorable match {
+    case scorer: Scorer => program(scorer, None, Map.empty)
+    case grid: GridScorer =>
+      val parser = SparkSession.active.sessionState.sqlParser
+      val derived = grid.derived.map { case (name, sql) =>
+        name -> parser.parseExpression(sql).transform {
+          case a: UnresolvedAttribute if a.nameParts == Seq(grid.vary) => GridValue(grid.vary)
+        }
+      }.toMap
+      program(grid.scorer, Some(GridPoints(grid.values, grid.monotone)), derived + (grid.vary -> GridValue(grid.vary)))
+  }
+
+  /**
+   * What-if scoring: `scorable` at every value of the input `vary`, as array<double>.
+   * `derived` inputs are SQL expressions recomputed at every grid point, reading the grid
+   * value by the name `vary`; `monotone` is "none", "increasing" or "decreasing".
+   *
+   * {{{
+   *   df.withColumn("curve", scoreGrid(demand, "discount", (0 to 14).map(_ * 0.05),
+   *     Map("price_after" -> "price * (1 - discount)"), "decreasing"))
+   * }}}
+   */
+  def scoreGrid(scorable: Scorable, vary: String, values: Seq[Double], derived: Map[String, String] = Map.empty,
+      monotone: String = "none"): Column = {
+    val scorer = scorable match {
+      case s: Scorer => s
+      case g: GridScorer => throw new IllegalArgumentException(s"treescore: a grid cannot vary another grid (${g.describe})")
+    }
+    score(GridScorer(scorer, vary, values, derived.toSeq.sortBy(_._1), Monotone.fromName(monotone)))
+  }
+
+  /** What-if scoring of a single model; see the Scorable overload. */
+  def scoreGrid(model: TreeModel, vary: String, values: Seq[Double], derived: Map[String, String],
+      monotone: String): Column = scoreGrid(ModelScorer(model), vary, values, derived, monotone)
+
+  private def program(scorer: Scorer, grid: Option[GridPoints], computed: Map[String, Expression]): Column = {
+    val features = scorer.featureInputs.map(name => computed.getOrElse(name, UnresolvedAttribute.quoted(name)))
+    val keys = scorer.keyInputs.map(UnresolvedAttribute.quoted)
+    ColumnBridge.column(ProgramScoreExpression(scorer, scorer.featureInputs, scorer.keyInputs, grid, features ++ keys))
+  }
 
   private def byName(model: TreeModel, names: Seq[String]): Seq[Column] =
     names.map(name => ColumnBridge.column(UnresolvedAttribute.quoted(name)))

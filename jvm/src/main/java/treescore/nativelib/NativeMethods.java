@@ -50,6 +50,34 @@ public final class NativeMethods {
       long outAddress,
       long outCapacity);
 
+  /**
+   * Builds an ensemble program (models and combinators, see native/src/program.h for the
+   * encoding) over loaded models; the program holds its models until released.
+   */
+  public static native long compileProgram(long[] code, double[] constants, long[] modelHandles);
+
+  /** Frees a program once no call is using it. */
+  public static native void releaseProgram(long handle);
+
+  /**
+   * Evaluates a program over numRows rows of its inputs (off-heap doubles, row-major) with
+   * route indices (off-heap int32, numRows x route slots; 0 address when there are none),
+   * writing one double per row. gridPoints consecutive rows form one what-if grid, with
+   * monotone 1 (running max), -1 (running min) or 0. Returns how many rows a cascade escalated.
+   */
+  public static native long evaluateProgram(
+      long handle,
+      long inputAddress,
+      long inputCapacity,
+      int numRows,
+      long routeAddress,
+      long routeCapacity,
+      int numThreads,
+      int gridPoints,
+      int monotone,
+      long outAddress,
+      long outCapacity);
+
   /** How many models are loaded in native memory right now (for leak checks). */
   public static native long liveModelCount();
 }

@@ -8,14 +8,14 @@ import org.apache.spark.sql.execution.{ExplainUtils, SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import treescore.TreescoreConf
-import treescore.expressions.ScoreExpression
+import treescore.expressions.BatchableScore
 
 /**
  * Scores its child's rows in batches: up to `batchRows` rows are buffered, their features
  * written into one off-heap matrix per model, each model is called once per batch through
  * JNI, and the scores are joined back onto the rows (as Spark's EvalPythonExec does).
  */
-case class BatchScoreExec(scores: Seq[ScoreExpression], resultAttrs: Seq[Attribute], child: SparkPlan)
+case class BatchScoreExec(scores: Seq[BatchableScore], resultAttrs: Seq[Attribute], child: SparkPlan)
   extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output ++ resultAttrs
@@ -25,7 +25,8 @@ case class BatchScoreExec(scores: Seq[ScoreExpression], resultAttrs: Seq[Attribu
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "rows scored"),
     "numBatches" -> SQLMetrics.createMetric(sparkContext, "batches"),
     "nativeTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "native scoring time"),
-    "modelLoadTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "model load time"))
+    "modelLoadTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "model load time"),
+    "escalatedRows" -> SQLMetrics.createMetric(sparkContext, "rows escalated by cascades"))
 
   override protected def doExecute(): RDD[InternalRow] = {
     val batchRows = TreescoreConf.batchRows(conf)

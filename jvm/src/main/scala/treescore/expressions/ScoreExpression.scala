@@ -2,11 +2,13 @@ package treescore.expressions
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types.DataType
 
 import treescore.ScoreOptions
+import treescore.execution.ModelTaskScorer
 import treescore.model.{ModelCache, OffHeapDoubles, TreeModel}
 
 /**
@@ -20,7 +22,11 @@ import treescore.model.{ModelCache, OffHeapDoubles, TreeModel}
  * LightGBM's missing value.
  */
 case class ScoreExpression(model: TreeModel, children: Seq[Expression], options: ScoreOptions = ScoreOptions.Default)
-  extends Expression with CodegenFallback {
+  extends BatchableScore with CodegenFallback {
+
+  override def openTaskScorer(inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
+      metrics: Map[String, SQLMetric]): TaskScorer =
+    new ModelTaskScorer(this, inputSchema, batchRows, nativeThreads, metrics)
 
   override def dataType: DataType = options.predictKind.dataType(model.numClasses)
   override def nullable: Boolean = false

@@ -10,7 +10,7 @@ import treescore.nativelib.{NativeLoader, NativeMethods}
  * [[IterationRange]] for why). close() releases the handle exactly once; a call already
  * scoring with it finishes first, as the native side keeps the model alive for that call.
  */
-final class NativeModel private (handle: Long, val range: IterationRange) extends AutoCloseable {
+final class NativeModel private (private[treescore] val handle: Long, val range: IterationRange) extends AutoCloseable {
   private val closed = new AtomicBoolean(false)
 
   val numFeatures: Int = NativeMethods.numFeatures(handle)

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project, Subque
 import org.apache.spark.sql.catalyst.rules.Rule
 
 import treescore.TreescoreConf
-import treescore.expressions.ScoreExpression
+import treescore.expressions.BatchableScore
 
 /**
  * Moves score calls out of every operator into [[BatchScore]] nodes beneath it, shaped like
@@ -35,9 +35,9 @@ case class ExtractScoreCalls(session: SparkSession) extends Rule[LogicalPlan] {
   }
 
   /** Calls with no score call among their own features: the ones that can be scored first. */
-  private def innermostCalls(expressions: Seq[Expression]): Seq[ScoreExpression] =
+  private def innermostCalls(expressions: Seq[Expression]): Seq[BatchableScore] =
     expressions.flatMap(_.collect {
-      case s: ScoreExpression if !s.children.exists(_.exists(_.isInstanceOf[ScoreExpression])) => s
+      case s: BatchableScore if !s.children.exists(_.exists(_.isInstanceOf[BatchableScore])) => s
     })
 
   private def extract(operator: LogicalPlan): LogicalPlan = {
@@ -59,7 +59,7 @@ case class ExtractScoreCalls(session: SparkSession) extends Rule[LogicalPlan] {
     if (resultFor.isEmpty) return operator
 
     val rewritten = operator.withNewChildren(newChildren).transformExpressions {
-      case s: ScoreExpression if resultFor.contains(s.canonicalized) => resultFor(s.canonicalized)
+      case s: BatchableScore if resultFor.contains(s.canonicalized) => resultFor(s.canonicalized)
     }
     val scored = extract(rewritten) // scores over score results, one layer up
     if (scored.output == operator.output) scored else Project(operator.output, scored)

@@ -1,0 +1,95 @@
+"""The Spark session every Spark method shares, and small helpers around it."""
+import os
+import sys
+from contextlib import contextmanager
+from typing import Dict, Optional
+
+from bench.config import CORES
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def start(driver_memory: str):
+    from pyspark.sql import SparkSession
+
+    import treescore
+
+    # Python workers must run this interpreter (it has lightgbm, pandas, pyarrow) and must be
+    # able to import bench.pyworker, whose module-level model cache lives once per worker.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [REPO_ROOT, os.environ.get("PYTHONPATH")] if p)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = (
+        SparkSession.builder.master(f"local[{CORES}]").appName("treescore-bench")
+        .config("spark.driver.memory", driver_memory)  # holds the cached DataFrames
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", str(2 * CORES))
+    )
+    spark = treescore.configure(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def jvm_pid(spark) -> int:
+    return int(spark._jvm.java.lang.ProcessHandle.current().pid())
+
+
+def collect_jvm_garbage(spark) -> None:
+    """A full GC lets G1 give heap back to the OS, so one method's garbage is not the next one's RSS."""
+    spark._jvm.java.lang.System.gc()
+
+
+@contextmanager
+def conf(spark, settings: Dict[str, str]):
+    """Session settings for the duration of a block; previous values restored afterwards."""
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, str(value))
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def noop_write(frame) -> None:
+    """Runs the whole query and discards the output: the talk's way to time scoring alone."""
+    frame.write.format("noop").mode("overwrite").save()
+
+
+def _plan_nodes(plan):
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node.nodeName().startswith("AdaptiveSparkPlan"):
+            stack.append(node.executedPlan())
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.size()))
+
+
+def batch_score_metrics(frame) -> Optional[Dict[str, int]]:
+    """Runs the frame's own physical plan once and returns its BatchScore node's SQL metrics.
+
+    A DataFrameWriter plans a new query, so the timed noop writes leave this frame's plan
+    untouched; executing queryExecution().toRdd() runs exactly this plan and fills its metrics.
+    Returns None if the plan has no BatchScore node (the rule did not fire).
+    """
+    execution = frame._jdf.queryExecution()
+    execution.toRdd().count()
+    for node in _plan_nodes(execution.executedPlan()):
+        if node.nodeName() == "BatchScore":
+            metrics = node.metrics()
+            return {name: int(metrics.apply(name).value())
+                    for name in ("numOutputRows", "numBatches", "nativeTime", "modelLoadTime")}
+    return None
+
+
+def plan_has_batch_score(frame) -> bool:
+    return "BatchScore" in frame._jdf.queryExecution().executedPlan().toString()

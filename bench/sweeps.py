@@ -1,0 +1,36 @@
+"""The sweeps: rows per batch (the talk's "Goldilocks" figure) and rows per job (scaling)."""
+from bench import session
+from bench.config import CORES
+from bench.methods import map_in_pandas, treescore_scored
+from bench.workloads import Bench
+
+# (method key, builder, the setting that is its batch size)
+BATCHED = [
+    ("map_in_pandas", map_in_pandas, "spark.sql.execution.arrow.maxRecordsPerBatch"),
+    ("treescore_batched", treescore_scored, "spark.treescore.batch.rows"),
+]
+
+
+def batch_size(bench: Bench) -> None:
+    """Workload A's data in one partition per core, so a batch can grow to rows_a / CORES rows.
+
+    One warm-up per method (at the first size); every size then gets its timed runs.
+    """
+    sizes = bench.sizes
+    cached = bench.cached(sizes.rows_a)
+    frame = cached.coalesce(CORES)
+    per_partition = sizes.rows_a // CORES
+    for key, build, setting in BATCHED:
+        for i, size in enumerate(sizes.batch_sizes):
+            note = f"capped: a partition holds {per_partition:,} rows" if size > per_partition else ""
+            bench.spark_result("batch", key, sizes.rows_a, lambda: session.noop_write(build(frame, bench.ctx)),
+                               conf={setting: size}, note=note, param=size, warm_up=(i == 0))
+    cached.unpersist()
+
+
+def scaling(bench: Bench) -> None:
+    """Rows read from Parquet (one partition per file), scored, noop-written; per-row cost should stay flat."""
+    for key, build, _ in BATCHED:
+        for i, rows in enumerate(bench.sizes.scaling_rows):
+            bench.spark_result("scaling", key, rows, lambda: session.noop_write(build(bench.read(rows), bench.ctx)),
+                               param=rows, warm_up=(i == 0))

@@ -1,0 +1,61 @@
+package treescore.expressions
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, DoubleType, NumericType, StringType}
+
+import treescore.ensemble.{Monotone, Scorer}
+import treescore.execution.ProgramTaskScorer
+
+/** A what-if grid's points and curve constraint. */
+final case class GridPoints(values: Seq[Double], monotone: Monotone)
+
+/**
+ * `score(ensemble | route | cascade | grid)`: a [[Scorer]] evaluated natively over each batch.
+ * `children` are the scorer's numeric inputs (named `featureInputs`, in that order) followed
+ * by its routing keys (`keyInputs`). For a grid, inputs may read [[GridValue]]; the result is
+ * array<double>, one score per grid point.
+ */
+case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], keyInputs: Seq[String],
+    grid: Option[GridPoints], children: Seq[Expression]) extends BatchableScore with CodegenFallback {
+
+  override def dataType: DataType = if (grid.isDefined) ArrayType(DoubleType, scorer.nullable) else DoubleType
+  override def nullable: Boolean = grid.isEmpty && scorer.nullable
+  override def prettyName: String = "treescore_score"
+
+  override def checkInputDataTypes(): TypeCheckResult = {
+    val numeric = children.take(featureInputs.length).zip(featureInputs).collectFirst {
+      case (c, name) if !FeatureInput.isScalarFeatureType(c.dataType) =>
+        s"treescore: the input '$name' (${c.sql}) has type ${c.dataType.simpleString}; expected a numeric or boolean column"
+    }
+    val keys = children.drop(featureInputs.length).zip(keyInputs).collectFirst {
+      case (c, name) if !(c.dataType.isInstanceOf[StringType] || c.dataType.isInstanceOf[NumericType] || c.dataType == BooleanType) =>
+        s"treescore: the routing key '$name' has type ${c.dataType.simpleString}; expected a string, number or boolean"
+    }
+    numeric.orElse(keys).map(TypeCheckResult.TypeCheckFailure).getOrElse(TypeCheckResult.TypeCheckSuccess)
+  }
+
+  override def openTaskScorer(inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
+      metrics: Map[String, SQLMetric]): TaskScorer =
+    new ProgramTaskScorer(this, inputSchema, batchRows, nativeThreads, metrics)
+
+  /** The row-at-a-time fallback: the same native program over a batch of one row. */
+  override def eval(row: InternalRow): Any = {
+    val scorer = new ProgramTaskScorer(this, Nil, 1, 1, Map.empty)
+    try {
+      scorer.score(Seq(row))
+      scorer.result(0)
+    } finally scorer.close()
+  }
+
+  override def toString: String = {
+    val gridPart = grid.map(g => s", grid of ${g.values.length}${if (g.monotone == Monotone.None) "" else " " + g.monotone.name}").getOrElse("")
+    s"$prettyName(${scorer.describe}$gridPart, ${ScoreExpression.listed(children.map(_.toString))})"
+  }
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): ProgramScoreExpression =
+    copy(children = newChildren)
+}

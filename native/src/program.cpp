@@ -1,0 +1,258 @@
+#include "program.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace treescore {
+
+struct Program::Batch {
+  const double* input;
+  const int32_t* route_index;
+  int num_threads;
+};
+
+Program::Program(std::vector<ProgramNode> nodes, int num_inputs, int num_route_slots)
+    : nodes_(std::move(nodes)), num_inputs_(num_inputs), num_route_slots_(num_route_slots) {
+  if (nodes_.empty()) throw std::invalid_argument("a program needs at least one node");
+}
+
+namespace {
+
+double ApplyTransforms(double value, const std::vector<Transform>& transforms) {
+  for (const Transform& t : transforms) {
+    switch (t.type) {
+      case Transform::Type::kIdentity: break;
+      case Transform::Type::kExp: value = std::exp(value); break;
+      case Transform::Type::kExpm1: value = std::expm1(value); break;
+      case Transform::Type::kSigmoid: value = 1.0 / (1.0 + std::exp(-value)); break;
+      case Transform::Type::kClip: value = std::min(std::max(value, t.lo), t.hi); break;
+    }
+  }
+  return value;
+}
+
+// Combines one row's weighted member outputs; `scratch` is reused across rows for median.
+double CombineRow(Combine combine, const std::vector<double>& weighted, double weight_sum, std::vector<double>* scratch) {
+  switch (combine) {
+    case Combine::kSum:
+    case Combine::kMean: {
+      double sum = 0;
+      for (double v : weighted) sum += v;  // in member order, as the documented reference does
+      return combine == Combine::kSum ? sum : sum / weight_sum;
+    }
+    case Combine::kMin: return *std::min_element(weighted.begin(), weighted.end());
+    case Combine::kMax: return *std::max_element(weighted.begin(), weighted.end());
+    case Combine::kMedian: {
+      *scratch = weighted;
+      std::sort(scratch->begin(), scratch->end());
+      const size_t n = scratch->size();
+      return n % 2 == 1 ? (*scratch)[n / 2] : ((*scratch)[n / 2 - 1] + (*scratch)[n / 2]) / 2;
+    }
+  }
+  throw std::logic_error("unknown combine rule");
+}
+
+}  // namespace
+
+void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::vector<int64_t>& rows, double* out) const {
+  const auto num_rows = static_cast<int32_t>(rows.size());
+  if (num_rows == 0) return;
+  const auto num_cols = static_cast<int32_t>(node.columns.size());
+  // Gather this model's columns of the selected rows into a dense matrix of its own.
+  std::vector<double> matrix(static_cast<size_t>(num_rows) * num_cols);
+  for (int32_t i = 0; i < num_rows; ++i) {
+    const double* source = batch.input + rows[i] * num_inputs_;
+    double* target = matrix.data() + static_cast<size_t>(i) * num_cols;
+    for (int32_t j = 0; j < num_cols; ++j) target[j] = source[node.columns[j]];
+  }
+  node.booster->Predict(matrix.data(), num_rows, num_cols, node.kind, IterationRange{}, batch.num_threads, out, num_rows);
+}
+
+void Program::EvalNode(int index, const Batch& batch, const std::vector<int64_t>& rows, double* out, Stats* stats) const {
+  const ProgramNode& node = nodes_[index];
+  if (const auto* model = std::get_if<ModelNode>(&node)) {
+    EvalModel(*model, batch, rows, out);
+  } else if (const auto* ensemble = std::get_if<EnsembleNode>(&node)) {
+    const size_t members = ensemble->members.size();
+    std::vector<std::vector<double>> outputs(members, std::vector<double>(rows.size()));
+    for (size_t m = 0; m < members; ++m) EvalNode(ensemble->members[m], batch, rows, outputs[m].data(), stats);
+    double weight_sum = 0;
+    for (double w : ensemble->weights) weight_sum += w;
+    std::vector<double> weighted(members), scratch;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (size_t m = 0; m < members; ++m) weighted[m] = ensemble->weights[m] * outputs[m][i];
+      out[i] = ApplyTransforms(CombineRow(ensemble->combine, weighted, weight_sum, &scratch), ensemble->transforms);
+    }
+  } else if (const auto* route = std::get_if<RouteNode>(&node)) {
+    // Group the rows by route so each route's model is called once for all of its rows.
+    std::vector<std::vector<int64_t>> groups(route->routes.size());
+    std::vector<std::vector<size_t>> positions(route->routes.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int32_t r = batch.route_index[rows[i] * num_route_slots_ + route->slot];
+      if (r < 0) {
+        out[i] = std::numeric_limits<double>::quiet_NaN();
+      } else if (static_cast<size_t>(r) >= groups.size()) {
+        throw std::invalid_argument("route index " + std::to_string(r) + " out of range");
+      } else {
+        groups[r].push_back(rows[i]);
+        positions[r].push_back(i);
+      }
+    }
+    std::vector<double> scored;
+    for (size_t r = 0; r < groups.size(); ++r) {
+      if (groups[r].empty()) continue;
+      scored.assign(groups[r].size(), 0);
+      EvalNode(route->routes[r], batch, groups[r], scored.data(), stats);
+      for (size_t k = 0; k < groups[r].size(); ++k) out[positions[r][k]] = scored[k];
+    }
+  } else {
+    const auto& cascade = std::get<CascadeNode>(node);
+    EvalNode(cascade.first, batch, rows, out, stats);
+    std::vector<int64_t> escalated;
+    std::vector<size_t> positions;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const bool confident = out[i] < cascade.accept_below || out[i] > cascade.accept_above;
+      if (!confident) {
+        escalated.push_back(rows[i]);
+        positions.push_back(i);
+      }
+    }
+    if (escalated.empty()) return;
+    std::vector<double> scored(escalated.size());
+    EvalNode(cascade.full, batch, escalated, scored.data(), stats);
+    for (size_t k = 0; k < escalated.size(); ++k) out[positions[k]] = scored[k];
+    stats->escalated += static_cast<int64_t>(escalated.size());
+  }
+}
+
+Program::Stats Program::Evaluate(const double* input, int64_t rows, const int32_t* route_index, int num_threads,
+                                 int grid_points, int monotone, double* out) const {
+  if (rows < 0) throw std::invalid_argument("negative row count");
+  if (num_route_slots_ > 0 && route_index == nullptr && rows > 0) throw std::invalid_argument("route indices missing");
+  if (grid_points < 1 || rows % grid_points != 0) throw std::invalid_argument("rows must be whole grids");
+  std::vector<int64_t> all(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) all[i] = i;
+  Stats stats;
+  EvalNode(static_cast<int>(nodes_.size()) - 1, Batch{input, route_index, num_threads}, all, out, &stats);
+  if (monotone != 0) {
+    for (int64_t start = 0; start < rows; start += grid_points) {
+      for (int k = 1; k < grid_points; ++k) {
+        double& here = out[start + k];
+        const double before = out[start + k - 1];
+        here = monotone > 0 ? std::max(here, before) : std::min(here, before);
+      }
+    }
+  }
+  return stats;
+}
+
+namespace {
+
+class CodeReader {
+ public:
+  CodeReader(const std::vector<int64_t>& code, const std::vector<double>& constants)
+      : code_(code), constants_(constants) {}
+
+  int64_t Next(const char* what) {
+    if (pos_ >= code_.size()) throw std::invalid_argument(std::string("program code ends before ") + what);
+    return code_[pos_++];
+  }
+
+  int64_t Next(const char* what, int64_t lo, int64_t hi) {
+    const int64_t v = Next(what);
+    if (v < lo || v > hi) {
+      throw std::invalid_argument(std::string("program ") + what + " " + std::to_string(v) + " outside " +
+                                  std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    return v;
+  }
+
+  double Constant(const char* what) {
+    if (cpos_ >= constants_.size()) throw std::invalid_argument(std::string("program constants end before ") + what);
+    return constants_[cpos_++];
+  }
+
+  bool Done() const { return pos_ == code_.size() && cpos_ == constants_.size(); }
+
+ private:
+  const std::vector<int64_t>& code_;
+  const std::vector<double>& constants_;
+  size_t pos_ = 0;
+  size_t cpos_ = 0;
+};
+
+constexpr int64_t kMaxCount = 1 << 20;
+
+}  // namespace
+
+Program DecodeProgram(const std::vector<int64_t>& code, const std::vector<double>& constants,
+                      const std::vector<std::shared_ptr<const Booster>>& models) {
+  CodeReader in(code, constants);
+  const int num_inputs = static_cast<int>(in.Next("input count", 0, kMaxCount));
+  const int num_slots = static_cast<int>(in.Next("route slot count", 0, kMaxCount));
+  const int64_t num_nodes = in.Next("node count", 1, kMaxCount);
+  std::vector<ProgramNode> nodes;
+  for (int64_t n = 0; n < num_nodes; ++n) {
+    const int64_t earlier = n - 1;  // members must be earlier nodes: no cycles
+    switch (in.Next("node type", 0, 3)) {
+      case 0: {
+        ModelNode node;
+        const int64_t slot = in.Next("model slot", 0, static_cast<int64_t>(models.size()) - 1);
+        node.booster = models[slot];
+        if (!node.booster) throw std::invalid_argument("program model slot is empty");
+        node.kind = static_cast<PredictKind>(in.Next("model kind", 0, 1));
+        const int64_t cols = in.Next("model column count", 0, kMaxCount);
+        if (cols != node.booster->num_features()) {
+          throw std::invalid_argument("a program model reads " + std::to_string(cols) + " columns but has " +
+                                      std::to_string(node.booster->num_features()) + " features");
+        }
+        if (node.booster->OutputsPerRow(node.kind, {}) != 1) {
+          throw std::invalid_argument("ensemble members must give one output per row (no multiclass models)");
+        }
+        for (int64_t c = 0; c < cols; ++c) node.columns.push_back(static_cast<int32_t>(in.Next("column", 0, num_inputs - 1)));
+        nodes.emplace_back(std::move(node));
+        break;
+      }
+      case 1: {
+        EnsembleNode node;
+        node.combine = static_cast<Combine>(in.Next("combine rule", 0, 4));
+        const int64_t members = in.Next("member count", 1, kMaxCount);
+        for (int64_t m = 0; m < members; ++m) node.members.push_back(static_cast<int>(in.Next("member", 0, earlier)));
+        const int64_t transforms = in.Next("transform count", 0, kMaxCount);
+        for (int64_t t = 0; t < transforms; ++t) {
+          node.transforms.push_back({static_cast<Transform::Type>(in.Next("transform", 0, 4)), 0, 0});
+        }
+        for (int64_t m = 0; m < members; ++m) node.weights.push_back(in.Constant("weight"));
+        for (Transform& t : node.transforms) {
+          t.lo = in.Constant("clip low");
+          t.hi = in.Constant("clip high");
+        }
+        nodes.emplace_back(std::move(node));
+        break;
+      }
+      case 2: {
+        RouteNode node;
+        node.slot = static_cast<int>(in.Next("route slot", 0, num_slots - 1));
+        const int64_t routes = in.Next("route count", 0, kMaxCount);
+        for (int64_t r = 0; r < routes; ++r) node.routes.push_back(static_cast<int>(in.Next("route", 0, earlier)));
+        nodes.emplace_back(std::move(node));
+        break;
+      }
+      default: {
+        CascadeNode node;
+        node.first = static_cast<int>(in.Next("cascade first stage", 0, earlier));
+        node.full = static_cast<int>(in.Next("cascade second stage", 0, earlier));
+        node.accept_below = in.Constant("cascade accept_below");
+        node.accept_above = in.Constant("cascade accept_above");
+        nodes.emplace_back(std::move(node));
+      }
+    }
+  }
+  if (!in.Done()) throw std::invalid_argument("program has trailing code or constants");
+  return Program(std::move(nodes), num_inputs, num_slots);
+}
+
+}  // namespace treescore

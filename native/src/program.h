@@ -1,0 +1,100 @@
+// Ensemble programs: a tree of models and combinators (weighted ensembles, per-key routing,
+// cascades) evaluated over a whole batch in native code, so custom ensemble logic costs no
+// JVM or Python round trip per row. Each model still gets one LightGBM call per batch: rows
+// are grouped by route and compacted for a cascade's second stage before they are scored.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <variant>
+#include <vector>
+
+#include "booster.h"
+
+namespace treescore {
+
+enum class Combine : int { kMean = 0, kSum = 1, kMin = 2, kMax = 3, kMedian = 4 };
+
+// Output transforms, applied in order after combining: e.g. expm1 then clip(0, +inf).
+struct Transform {
+  enum class Type : int { kIdentity = 0, kExp = 1, kExpm1 = 2, kSigmoid = 3, kClip = 4 };
+  Type type = Type::kIdentity;
+  double lo = 0;  // clip bounds; NaN-free, lo <= hi
+  double hi = 0;
+};
+
+// A model reading `columns` of the input matrix (one per model feature, in the model's order).
+struct ModelNode {
+  std::shared_ptr<const Booster> booster;
+  PredictKind kind = PredictKind::kPrediction;  // prediction or raw; one output per row
+  std::vector<int32_t> columns;
+};
+
+// Each member's output times its weight, then combined: sum; mean = sum / sum of weights;
+// min, max, median of the weighted outputs (median of an even count: mean of the middle two).
+struct EnsembleNode {
+  std::vector<int> members;
+  std::vector<double> weights;
+  Combine combine = Combine::kMean;
+  std::vector<Transform> transforms;
+};
+
+// Rows go to routes[route index]; the index comes from the caller (the JVM maps keys to
+// indices). An index of -1 scores NaN (the JVM turns that into null).
+struct RouteNode {
+  int slot = 0;  // which route-index column
+  std::vector<int> routes;
+};
+
+// Rows whose first-stage output is below accept_below or above accept_above keep it; the
+// rest are scored again by `full`, compacted into one batch.
+struct CascadeNode {
+  int first = 0;
+  int full = 0;
+  double accept_below = 0;
+  double accept_above = 0;
+};
+
+using ProgramNode = std::variant<ModelNode, EnsembleNode, RouteNode, CascadeNode>;
+
+class Program {
+ public:
+  // Nodes in post-order: every node refers only to earlier ones; the last is the root.
+  Program(std::vector<ProgramNode> nodes, int num_inputs, int num_route_slots);
+
+  struct Stats {
+    int64_t escalated = 0;  // rows a cascade passed to its second stage
+  };
+
+  // Scores `rows` rows of `num_inputs` doubles (row-major) into out[rows]. route_index holds
+  // rows x num_route_slots int32 values (may be null when there are no routes). When
+  // grid_points > 1, each run of grid_points consecutive rows is one row's what-if grid, and
+  // monotone (+1 increasing, -1 decreasing, 0 none) applies a running max or min along it.
+  Stats Evaluate(const double* input, int64_t rows, const int32_t* route_index, int num_threads, int grid_points,
+                 int monotone, double* out) const;
+
+  int num_inputs() const { return num_inputs_; }
+  int num_route_slots() const { return num_route_slots_; }
+
+ private:
+  struct Batch;
+  void EvalNode(int node, const Batch& batch, const std::vector<int64_t>& rows, double* out, Stats* stats) const;
+  void EvalModel(const ModelNode& node, const Batch& batch, const std::vector<int64_t>& rows, double* out) const;
+
+  std::vector<ProgramNode> nodes_;
+  int num_inputs_;
+  int num_route_slots_;
+};
+
+// Decodes the flat encoding the JVM sends (see ProgramEncoding.scala) and checks every index,
+// so a malformed program is an exception, never an out-of-bounds read.
+//   code:      num_inputs, num_route_slots, num_nodes, then per node:
+//              0 model:    model_slot, kind, num_columns, columns...
+//              1 ensemble: combine, num_members, members..., num_transforms, transform types...
+//              2 route:    slot, num_routes, routes...
+//              3 cascade:  first, full
+//   constants: per ensemble its weights then (lo, hi) per transform; per cascade (below, above)
+Program DecodeProgram(const std::vector<int64_t>& code, const std::vector<double>& constants,
+                      const std::vector<std::shared_ptr<const Booster>>& models);
+
+}  // namespace treescore

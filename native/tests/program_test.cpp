@@ -1,0 +1,142 @@
+// Tests of ensemble programs against hand-computed combinations of single-model predictions.
+#include <LightGBM/c_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../src/booster.h"
+#include "../src/lightgbm_error.h"
+#include "../src/program.h"
+
+namespace treescore {
+namespace {
+
+constexpr int kCols = 3;
+
+std::string TrainModel(unsigned seed, const char* objective) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  const int rows = 1000;
+  std::vector<double> x(rows * kCols);
+  std::vector<float> y(rows);
+  for (double& v : x) v = normal(rng);
+  for (int i = 0; i < rows; ++i) y[i] = static_cast<float>(x[i * kCols] + 0.5 * x[i * kCols + 1] > 0);
+  DatasetHandle data = nullptr;
+  CheckLightGbm(LGBM_DatasetCreateFromMat(x.data(), C_API_DTYPE_FLOAT64, rows, kCols, 1, "verbose=-1", nullptr, &data), "data");
+  CheckLightGbm(LGBM_DatasetSetField(data, "label", y.data(), rows, C_API_DTYPE_FLOAT32), "label");
+  BoosterHandle booster = nullptr;
+  const std::string params = std::string("objective=") + objective + " num_leaves=5 verbose=-1 num_threads=1";
+  CheckLightGbm(LGBM_BoosterCreate(data, params.c_str(), &booster), "booster");
+  for (int i = 0; i < 10; ++i) {
+    int finished = 0;
+    CheckLightGbm(LGBM_BoosterUpdateOneIter(booster, &finished), "train");
+  }
+  std::vector<char> buffer(1 << 20);
+  int64_t length = 0;
+  CheckLightGbm(LGBM_BoosterSaveModelToString(booster, 0, -1, 0, static_cast<int64_t>(buffer.size()), &length,
+                                              buffer.data()), "save");
+  LGBM_BoosterFree(booster);
+  LGBM_DatasetFree(data);
+  return std::string(buffer.data());
+}
+
+class Programs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    a_ = std::make_shared<Booster>(Booster::FromModelText(TrainModel(1, "regression")));
+    b_ = std::make_shared<Booster>(Booster::FromModelText(TrainModel(2, "binary")));
+    std::mt19937 rng(3);
+    std::normal_distribution<double> normal;
+    input_.resize(kRows * kCols);
+    for (double& v : input_) v = normal(rng);
+  }
+
+  std::vector<double> Single(const Booster& booster) const {
+    std::vector<double> out(kRows);
+    booster.Predict(input_.data(), kRows, kCols, PredictKind::kPrediction, {}, 1, out.data(), kRows);
+    return out;
+  }
+
+  static constexpr int kRows = 200;
+  std::shared_ptr<Booster> a_, b_;
+  std::vector<double> input_;
+};
+
+TEST_F(Programs, WeightedMeanWithTransformsMatchesTheDocumentedOrder) {
+  // node 0: model a, node 1: model b, node 2: mean(0.7 a, 0.3 b) then expm1 then clip(0, 1)
+  const std::vector<int64_t> code = {kCols, 0, 3,                   // inputs, route slots, nodes
+                                     0, 0, 0, 3, 0, 1, 2,           // model slot 0, prediction, columns 0 1 2
+                                     0, 1, 0, 3, 0, 1, 2,           // model slot 1
+                                     1, 0, 2, 0, 1, 2, 2, 4};       // mean of nodes 0 1; expm1, clip
+  const std::vector<double> constants = {0.7, 0.3, 0, 0, 0, 1};
+  Program program = DecodeProgram(code, constants, {a_, b_});
+  std::vector<double> out(kRows);
+  program.Evaluate(input_.data(), kRows, nullptr, 1, 1, 0, out.data());
+  const auto pa = Single(*a_), pb = Single(*b_);
+  for (int i = 0; i < kRows; ++i) {
+    const double combined = (0.7 * pa[i] + 0.3 * pb[i]) / (0.7 + 0.3);
+    EXPECT_EQ(out[i], std::min(std::max(std::expm1(combined), 0.0), 1.0)) << i;
+  }
+}
+
+TEST_F(Programs, RoutesGroupRowsAndUnroutedRowsAreNaN) {
+  // node 0: model a, node 1: model b, node 2: route slot 0 -> [a, b]
+  const std::vector<int64_t> code = {kCols, 1, 3, 0, 0, 0, 3, 0, 1, 2, 0, 1, 0, 3, 0, 1, 2, 2, 0, 2, 0, 1};
+  Program program = DecodeProgram(code, {}, {a_, b_});
+  std::vector<int32_t> route(kRows);
+  for (int i = 0; i < kRows; ++i) route[i] = i % 3 == 2 ? -1 : i % 3;
+  std::vector<double> out(kRows);
+  program.Evaluate(input_.data(), kRows, route.data(), 1, 1, 0, out.data());
+  const auto pa = Single(*a_), pb = Single(*b_);
+  for (int i = 0; i < kRows; ++i) {
+    if (route[i] < 0) EXPECT_TRUE(std::isnan(out[i]));
+    else EXPECT_EQ(out[i], route[i] == 0 ? pa[i] : pb[i]);
+  }
+}
+
+TEST_F(Programs, CascadesEscalateOnlyUnconfidentRows) {
+  // node 0: model b (first), node 1: model a (full), node 2: cascade accept below 0.2 or above 0.8
+  const std::vector<int64_t> code = {kCols, 0, 3, 0, 1, 0, 3, 0, 1, 2, 0, 0, 0, 3, 0, 1, 2, 3, 0, 1};
+  Program program = DecodeProgram(code, {0.2, 0.8}, {a_, b_});
+  std::vector<double> out(kRows);
+  const auto stats = program.Evaluate(input_.data(), kRows, nullptr, 1, 1, 0, out.data());
+  const auto pa = Single(*a_), pb = Single(*b_);
+  int64_t escalated = 0;
+  for (int i = 0; i < kRows; ++i) {
+    const bool confident = pb[i] < 0.2 || pb[i] > 0.8;
+    escalated += !confident;
+    EXPECT_EQ(out[i], confident ? pb[i] : pa[i]);
+  }
+  EXPECT_EQ(stats.escalated, escalated);
+  EXPECT_GT(escalated, 0);
+}
+
+TEST_F(Programs, MonotoneGridsTakeRunningMaxima) {
+  const std::vector<int64_t> code = {kCols, 0, 1, 0, 0, 0, 3, 0, 1, 2};
+  Program program = DecodeProgram(code, {}, {a_});
+  std::vector<double> out(kRows);
+  program.Evaluate(input_.data(), kRows, nullptr, 1, 10, 1, out.data());
+  const auto pa = Single(*a_);
+  for (int g = 0; g < kRows / 10; ++g) {
+    double running = -std::numeric_limits<double>::infinity();
+    for (int k = 0; k < 10; ++k) {
+      running = std::max(running, pa[g * 10 + k]);
+      EXPECT_EQ(out[g * 10 + k], running);
+    }
+  }
+}
+
+TEST(ProgramDecoding, MalformedProgramsAreRejected) {
+  EXPECT_THROW(DecodeProgram({}, {}, {}), std::invalid_argument);
+  EXPECT_THROW(DecodeProgram({3, 0, 1, 1, 0, 1, 0, 0}, {1.0}, {}), std::invalid_argument);  // member not earlier
+  EXPECT_THROW(DecodeProgram({3, 0, 1, 0, 0, 0, 3, 0, 1, 2}, {}, {}), std::invalid_argument);  // no such model
+  EXPECT_THROW(DecodeProgram({3, 0, 1, 9}, {}, {}), std::invalid_argument);  // unknown node type
+}
+
+}  // namespace
+}  // namespace treescore
