@@ -52,6 +52,7 @@ def write_dataset(directory: str, total_rows: int, chunk_rows: int, count: int) 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    os.makedirs(directory, exist_ok=True)
     names = feature_names(count)
     paths = []
     for index in range(-(-total_rows // chunk_rows)):

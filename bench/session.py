@@ -27,6 +27,9 @@ def start(driver_memory: str):
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(2 * CORES))
+        # One partition per Parquet file (each file is one row group, under the 128 MB split
+        # size), so row counts map to whole, equal partitions and both cores stay busy.
+        .config("spark.sql.files.openCostInBytes", str(128 * 2**20))
     )
     spark = treescore.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -1,0 +1,107 @@
+"""PNG plots of the results (matplotlib, Agg backend). Without matplotlib: no plots, and a note saying so."""
+import os
+from typing import List, Tuple
+
+from bench.report import NAMES, ORDER, WORKLOAD_TITLES
+from bench.timing import Result
+
+COLORS = {"treescore_batched": "tab:green", "treescore_batched_exploded": "tab:olive", "limit": "black",
+          "map_in_pandas": "tab:blue", "map_in_arrow": "tab:cyan", "treescore_fallback": "tab:gray"}
+
+
+def write_all(out_dir: str, results: List[Result]) -> Tuple[List[str], str]:
+    """Returns (file names written, a note for the report)."""
+    try:
+        import matplotlib
+    except ImportError:
+        return [], "Plots skipped: matplotlib is not installed in this Python."
+    matplotlib.use("Agg")
+    written = [_workloads(out_dir, results), _batch_size(out_dir, results), _scaling(out_dir, results)]
+    return [w for w in written if w], ""
+
+
+def _workloads(out_dir: str, results: List[Result]) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(18, 8.5), constrained_layout=True)
+    for col, workload in enumerate(("A", "B", "C")):
+        rows = [r for m in ORDER for r in results if r.workload == workload and r.method == m and r.param is None]
+        labels = [NAMES[r.method] for r in rows]
+        colors = [COLORS.get(r.method, "tab:orange") for r in rows]
+        speed, memory = axes[0][col], axes[1][col]
+        speed.barh(labels, [r.rows_per_second if r.ok else 0 for r in rows], color=colors)
+        memory.barh(labels, [r.peak_bytes / 2**20 if r.ok else 0 for r in rows], color=colors)
+        for i, r in enumerate(rows):
+            if not r.ok:
+                for ax in (speed, memory):
+                    ax.text(0.01, i, r.status.split(":")[0].split(" (")[0], transform=ax.get_yaxis_transform(),
+                            va="center", fontsize=8, color="red")
+        speed.set_xscale("log")
+        speed.set_title(WORKLOAD_TITLES[workload], fontsize=10)
+        speed.set_xlabel("rows/s (median, log scale)")
+        memory.set_xlabel("peak RSS, MiB (JVM + Python workers; limit: its own process)")
+        for ax in (speed, memory):
+            ax.invert_yaxis()
+            ax.tick_params(axis="y", labelsize=8)
+            ax.grid(axis="x", alpha=0.3)
+    return _save(fig, out_dir, "workloads.png")
+
+
+def _series(results: List[Result], workload: str):
+    by_method = {}
+    for r in results:
+        if r.workload == workload and r.ok:
+            by_method.setdefault(r.method, []).append(r)
+    return by_method
+
+
+def _batch_size(out_dir: str, results: List[Result]) -> str:
+    import matplotlib.pyplot as plt
+
+    series = _series(results, "batch")
+    if not series:
+        return ""
+    fig, (speed, memory) = plt.subplots(1, 2, figsize=(13, 4.8), constrained_layout=True)
+    for method, points in series.items():
+        x = [p.param for p in points]
+        style = dict(marker="o", label=NAMES[method], color=COLORS.get(method))
+        speed.plot(x, [p.rows_per_second for p in points], **style)
+        memory.plot(x, [p.peak_bytes / 2**20 for p in points], **style)
+    for ax, label in ((speed, "rows/s (median)"), (memory, "peak RSS, MiB (JVM + Python workers)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("rows per batch")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend()
+    speed.set_title("Throughput vs batch size")
+    memory.set_title("Peak memory vs batch size")
+    return _save(fig, out_dir, "batch_size.png")
+
+
+def _scaling(out_dir: str, results: List[Result]) -> str:
+    import matplotlib.pyplot as plt
+
+    series = _series(results, "scaling")
+    if not series:
+        return ""
+    fig, ax = plt.subplots(figsize=(7, 4.5), constrained_layout=True)
+    for method, points in series.items():
+        ax.plot([p.param for p in points], [1e9 / p.rows_per_second for p in points], marker="o",
+                label=NAMES[method], color=COLORS.get(method))
+    ax.set_xscale("log")
+    ax.set_xlabel("rows per job")
+    ax.set_ylabel("ns per row (median)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Cost per row vs job size (flat is good)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return _save(fig, out_dir, "scaling.png")
+
+
+def _save(fig, out_dir: str, name: str) -> str:
+    import matplotlib.pyplot as plt
+
+    fig.savefig(os.path.join(out_dir, name), dpi=110)
+    plt.close(fig)
+    return name
