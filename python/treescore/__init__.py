@@ -7,10 +7,12 @@
 
 Python only builds the query: the scoring itself runs in the executors' JVMs and native code.
 """
+from treescore.ensembles import Cascade, Ensemble, Grid, Member, Routed, load, score_grid
 from treescore.errors import InvalidModelError
 from treescore.functions import score
 from treescore.model import Model
 from treescore.session import configure, jar_path
 
-__all__ = ["configure", "jar_path", "Model", "score", "InvalidModelError"]
+__all__ = ["configure", "jar_path", "Model", "score", "InvalidModelError",
+           "Ensemble", "Member", "Routed", "Cascade", "Grid", "score_grid", "load"]
 __version__ = "0.1.0"

@@ -12,6 +12,7 @@ class InvalidModelError(ValueError):
 _JAVA_TO_PYTHON = {
     "java.io.FileNotFoundException": FileNotFoundError,
     "treescore.model.InvalidModelException": InvalidModelError,
+    "treescore.ensemble.InvalidSpecException": ValueError,
     "java.lang.IllegalArgumentException": ValueError,
 }
 

@@ -15,7 +15,7 @@ KINDS = ("prediction", "raw", "leaf", "contrib")
 
 
 def score(
-    model: Model,
+    model: "Union[Model, Scorable]",
     *features: ColumnOrName,
     kind: str = "prediction",
     start_iteration: int = 0,
@@ -36,7 +36,18 @@ def score(
     >>> df.withColumn("p", score(model))
     >>> df.withColumn("p", score(model, "age", F.col("income") / 1000))
     >>> df.withColumn("shap", score(model, "features", kind="contrib"))
+
+    `model` may also be an Ensemble, Routed, Cascade, Grid or a loaded spec (see
+    treescore.ensembles); those read their inputs by column name.
     """
+    from treescore.ensembles import Scorable
+
+    if isinstance(model, Scorable):
+        if features or kind != "prediction" or start_iteration or num_iterations:
+            raise ValueError("treescore: ensembles, routes, cascades and grids read their inputs by column name "
+                             "and return predictions; pass no columns, kind or iterations")
+        with jvm_errors():
+            return Column(active_jvm().treescore.functions.score(model._java()))
     if kind not in KINDS:
         raise ValueError(f"treescore: unknown score kind '{kind}'; expected one of {', '.join(KINDS)}")
     if len(features) == 1 and isinstance(features[0], (list, tuple)):

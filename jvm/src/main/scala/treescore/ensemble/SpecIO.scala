@@ -77,26 +77,36 @@ object SpecIO {
       case other => other
     }
     if (fs.exists(folder)) throw new IllegalArgumentException(s"treescore: '$path' already exists")
+    modelsOf(scorable).foreach(m => writeText(fs, new Path(folder, modelFile(m)), m.text))
+    writeText(fs, new Path(folder, SpecFile), specJson(scorable, inMemory = false))
+  }
+
+  /** The models inside a scorable, distinct. */
+  def modelsOf(scorable: Scorable): Array[TreeModel] = (scorable match {
+    case s: Scorer => s.models
+    case g: GridScorer => g.scorer.models
+  }).toArray
+
+  /** The spec as JSON; in memory, model nodes name content hashes instead of files (for Python). */
+  def specJson(scorable: Scorable, inMemory: Boolean): String = {
     val spec = json.objectNode()
     spec.put("treescore_spec", FormatVersion)
-    spec.set[JsonNode]("scorer", write(scorable))
-    val models = scorable match {
-      case s: Scorer => s.models
-      case g: GridScorer => g.scorer.models
-    }
-    models.foreach(m => writeText(fs, new Path(folder, modelFile(m)), m.text))
-    writeText(fs, new Path(folder, SpecFile), mapper.writerWithDefaultPrettyPrinter().writeValueAsString(spec))
+    spec.set[JsonNode]("scorer", write(scorable, inMemory))
+    mapper.writerWithDefaultPrettyPrinter().writeValueAsString(spec)
   }
 
   def save(scorable: Scorable, path: String): Unit = save(scorable, path, SparkSession.active.sessionState.newHadoopConf())
 
   private def modelFile(m: TreeModel): String = s"models/${m.contentHash}.txt"
 
-  private def write(s: Scorable): ObjectNode = {
+  private def write(s: Scorable, inMemory: Boolean): ObjectNode = {
+    def write(s: Scorable): ObjectNode = SpecIO.write(s, inMemory)
     val node = json.objectNode()
     s match {
       case m: ModelScorer =>
-        node.put("type", "model").put("file", modelFile(m.model)).put("sha256", m.model.contentHash)
+        node.put("type", "model")
+        if (inMemory) node.put("model", m.model.contentHash)
+        else node.put("file", modelFile(m.model)).put("sha256", m.model.contentHash)
         val renamed = m.model.featureNames.zip(m.columns).filter { case (f, c) => f != c }
         if (renamed.nonEmpty) {
           val columns = node.putObject("columns")

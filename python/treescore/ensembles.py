@@ -1,0 +1,210 @@
+"""Ensembles, routes, cascades and what-if grids: custom inference logic that treescore runs
+natively, in the same batched pass as the models, with no Python on the executors.
+
+Each class builds a spec (the JSON format in docs/spec-format.md); `score` hands it to the
+JVM. Everything nests: an ensemble of routes, a route of cascades, a grid over any of them.
+
+    demand = Ensemble([m1, m2, m3], weights=[0.5, 0.3, 0.2], transform=["expm1", ("clip", 0, None)])
+    by_market = Routed("market", {"DE": demand, "FR": fr_model}, default=demand)
+    df.withColumn("units", score(by_market))
+    df.withColumn("curve", score_grid(by_market, vary={"discount": [0.0, 0.05, 0.1]},
+                                      derived={"price_after": "price * (1 - discount)"}, monotone="decreasing"))
+"""
+import json
+from typing import Dict, List, Optional, Sequence, Union
+
+from pyspark.sql import Column
+
+from treescore._jvm import active_jvm
+from treescore.errors import jvm_errors
+from treescore.model import Model
+
+COMBINE_RULES = ("mean", "sum", "min", "max", "median")
+TRANSFORMS = ("identity", "exp", "expm1", "sigmoid", "clip")
+
+
+class Scorable:
+    """Something score() evaluates natively: an Ensemble, Routed, Cascade, Grid or a loaded spec."""
+
+    def _node(self, models: Dict[str, Model]) -> dict:
+        raise NotImplementedError
+
+    def _java(self):
+        """The JVM scorer this spec describes, checked by the JVM (errors name the JSON path)."""
+        models: Dict[str, Model] = {}
+        spec = json.dumps({"treescore_spec": 1, "scorer": self._node(models)})
+        jvm = active_jvm()
+        java_models = jvm.java.util.HashMap()
+        for key, model in models.items():
+            java_models.put(key, model._java_model)
+        with jvm_errors():
+            return jvm.treescore.ensemble.SpecIO.fromJson(spec, java_models)
+
+    def save(self, path: str) -> None:
+        """Writes the spec and its model files into a new folder (local or Hadoop path)."""
+        with jvm_errors():
+            active_jvm().treescore.ensemble.SpecIO.save(self._java(), path)
+
+    def describe(self) -> str:
+        return self._java().describe()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.describe()})"
+
+
+def _node_of(item: Union[Model, "Member", Scorable], models: Dict[str, Model]) -> dict:
+    if isinstance(item, Model):
+        return Member(item)._node(models)
+    if isinstance(item, (Member, Scorable)):
+        return item._node(models)
+    raise TypeError(f"treescore: expected a Model, Member or scorer, got {type(item).__name__}")
+
+
+class Member:
+    """A model inside an ensemble, route or cascade, optionally reading other columns for some
+    of its features (columns={"price": "price_eur"}) or scoring its raw margin (raw=True)."""
+
+    def __init__(self, model: Model, columns: Optional[Dict[str, str]] = None, raw: bool = False):
+        self.model, self.columns, self.raw = model, dict(columns or {}), raw
+
+    def _node(self, models: Dict[str, Model]) -> dict:
+        models[self.model.content_hash] = self.model
+        node = {"type": "model", "model": self.model.content_hash}
+        if self.columns:
+            node["columns"] = self.columns
+        if self.raw:
+            node["raw"] = True
+        return node
+
+
+class Ensemble(Scorable):
+    """Members' outputs, each times its weight, combined by `combine`, then transformed in order.
+
+    sum = w1*x1 + w2*x2 + ... in member order; mean = that sum / (w1 + w2 + ...); min, max and
+    median take the weighted outputs. transform: "identity", "exp", "expm1", "sigmoid" or
+    ("clip", lo, hi) with None for an open side, or a list of them applied in order.
+
+    >>> Ensemble([m1, m2, m3], weights=[0.5, 0.3, 0.2], transform=["expm1", ("clip", 0, None)])
+    """
+
+    def __init__(self, members: Sequence[Union[Model, Member, Scorable]], weights: Optional[Sequence[float]] = None,
+                 combine: str = "mean", transform=None):
+        if combine not in COMBINE_RULES:
+            raise ValueError(f"treescore: unknown combine rule '{combine}'; expected one of {', '.join(COMBINE_RULES)}")
+        if weights is not None and len(weights) != len(members):
+            raise ValueError(f"treescore: an ensemble of {len(members)} members needs {len(members)} weights, "
+                             f"got {len(weights)}")
+        self.members = list(members)
+        self.weights = [float(w) for w in weights] if weights is not None else [1.0] * len(members)
+        self.combine = combine
+        transforms = [] if transform is None else transform
+        if isinstance(transforms, (str, tuple)):
+            transforms = [transforms]
+        self.transforms = [_transform_node(t) for t in transforms]
+
+    def _node(self, models):
+        return {"type": "ensemble", "members": [_node_of(m, models) for m in self.members], "weights": self.weights,
+                "combine": self.combine, "transforms": self.transforms}
+
+
+def _transform_node(t):
+    if isinstance(t, str):
+        if t not in TRANSFORMS or t == "clip":
+            raise ValueError(f"treescore: unknown transform '{t}'; expected one of identity, exp, expm1, sigmoid, "
+                             "or ('clip', lo, hi)")
+        return t
+    if isinstance(t, tuple) and len(t) == 3 and t[0] == "clip":
+        return {"clip": [t[1], t[2]]}
+    raise ValueError(f"treescore: a transform is a name or ('clip', lo, hi), got {t!r}")
+
+
+class Routed(Scorable):
+    """A scorer per value of the `key` column (compared as text), with an optional default.
+
+    A key with no scorer and no default fails the job naming the key (on_unknown_key="error",
+    the default), or scores null (on_unknown_key="null"). Rows are grouped by key inside each
+    batch, so each scorer is still called once per batch.
+    """
+
+    def __init__(self, key: str, routes: Dict[object, Union[Model, Member, Scorable]],
+                 default: Optional[Union[Model, Member, Scorable]] = None, on_unknown_key: str = "error"):
+        if on_unknown_key not in ("error", "null"):
+            raise ValueError(f"treescore: on_unknown_key must be 'error' or 'null', got '{on_unknown_key}'")
+        self.key, self.routes, self.default, self.on_unknown_key = key, dict(routes), default, on_unknown_key
+
+    def _node(self, models):
+        node = {"type": "route", "key": self.key, "on_unknown_key": self.on_unknown_key,
+                "routes": {str(k): _node_of(v, models) for k, v in self.routes.items()}}
+        if self.default is not None:
+            node["default"] = _node_of(self.default, models)
+        return node
+
+
+class Cascade(Scorable):
+    """`first` scores every row; rows it scores below accept_below or above accept_above keep
+    that score, the rest are scored by `full`, compacted into one native call per batch."""
+
+    def __init__(self, first, full, accept_below: float, accept_above: float):
+        self.first, self.full = first, full
+        self.accept_below, self.accept_above = float(accept_below), float(accept_above)
+
+    def _node(self, models):
+        return {"type": "cascade", "first": _node_of(self.first, models), "full": _node_of(self.full, models),
+                "accept_below": self.accept_below, "accept_above": self.accept_above}
+
+
+class Grid(Scorable):
+    """What-if scoring: array<double> with the scorer's output at every value of one input.
+
+    vary={"discount": [0.0, 0.05, ...]}; derived inputs are SQL expressions recomputed at each
+    grid point and may read the grid value by its name ({"price_after": "price * (1 - discount)"});
+    monotone="increasing" or "decreasing" forces the curve monotone (running max or min).
+    """
+
+    def __init__(self, scorer, vary: Dict[str, Sequence[float]], derived: Optional[Dict[str, str]] = None,
+                 monotone: str = "none"):
+        if len(vary) != 1:
+            raise ValueError("treescore: vary must name exactly one input and its grid values")
+        if any(not isinstance(v, str) for v in (derived or {}).values()):
+            raise TypeError("treescore: derived inputs are SQL expression strings, e.g. 'price * (1 - discount)'")
+        (self.vary, values), = vary.items()
+        self.scorer, self.values = scorer, [float(v) for v in values]
+        self.derived, self.monotone = dict(derived or {}), monotone
+
+    def _node(self, models):
+        return {"type": "grid", "scorer": _node_of(self.scorer, models), "vary": self.vary, "values": self.values,
+                "derived": self.derived, "monotone": self.monotone}
+
+
+class Loaded(Scorable):
+    """A scorer read from a saved spec folder by treescore.load()."""
+
+    def __init__(self, java_scorable):
+        self._java_scorable = java_scorable
+
+    def _java(self):
+        return self._java_scorable
+
+    def _node(self, models):
+        for java_model in active_jvm().treescore.ensemble.SpecIO.modelsOf(self._java_scorable):
+            models[java_model.contentHash()] = Model(java_model)
+        spec = json.loads(active_jvm().treescore.ensemble.SpecIO.specJson(self._java_scorable, True))
+        return spec["scorer"]
+
+
+def load(path: str) -> Loaded:
+    """Loads a scorer saved with .save(path), checking every part (errors name the JSON path)."""
+    with jvm_errors():
+        return Loaded(active_jvm().treescore.ensemble.SpecIO.load(path))
+
+
+def score_grid(scorer, vary: Dict[str, Sequence[float]], derived: Optional[Dict[str, str]] = None,
+               monotone: str = "none") -> Column:
+    """Scores `scorer` (a Model or any scorer) at every grid point; see Grid.
+
+    >>> df.withColumn("curve", score_grid(demand, vary={"discount": [0.0, 0.1, 0.2]},
+    ...                                   derived={"price_after": "price * (1 - discount)"}))
+    """
+    from treescore.functions import score
+
+    return score(Grid(scorer, vary, derived, monotone))
