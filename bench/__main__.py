@@ -36,7 +36,8 @@ def main(argv=None) -> int:
         raise SystemExit(f"unknown sections: {', '.join(sorted(unknown))}")
     os.makedirs(args.out, exist_ok=True)
     started = time.perf_counter()
-    load_start = machine.load_average()
+    load_start = f"{machine.load_average()}, CPU pressure {machine.cpu_pressure()}"
+    parallel = machine.parallel_speed()
 
     def log(message: str) -> None:
         print(f"[{time.perf_counter() - started:6.1f}s] {message}", flush=True)
@@ -63,6 +64,7 @@ def main(argv=None) -> int:
                 log(notes[-1])
             log(f"section {name} took {time.perf_counter() - section_started:.0f} s")
         described = machine.describe(spark)
+        described["parallel speed per core (2 processes vs 1, measured at start)"] = parallel
     finally:
         if spark is not None:
             spark.stop()
@@ -72,8 +74,8 @@ def main(argv=None) -> int:
     notes += _notes(sizes)
     run = {"date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
            "command": "python -m bench" + {"full": "", "quick": " --quick", "smoke": " --smoke"}[sizes.mode],
-           "seconds": time.perf_counter() - started, "load_start": load_start, "load_end": machine.load_average(),
-           "notes": notes}
+           "seconds": time.perf_counter() - started, "notes": notes, "load_start": load_start,
+           "load_end": f"{machine.load_average()}, CPU pressure {machine.cpu_pressure()}"}
     report.write(os.path.join(args.out, "latest.md"), run=run, machine=described, sizes=sizes,
                  setup=_setup(sizes, ensemble), results=bench.results, agree=bench.agreement,
                  diagnostics=bench.diagnostics, plots=written, plot_note=plot_note)
@@ -94,8 +96,8 @@ def _setup(sizes, ensemble) -> dict:
                 f"batch sweep {sizes.rows_a:,} in {CORES} partitions; scaling {', '.join(f'{r:,}' for r in sizes.scaling_rows)}",
         "Spark": f"local[{CORES}], driver memory {sizes.driver_memory}, default Arrow batch 10,000 rows, "
                  "default treescore batch 8,192 rows and 1 native thread",
-        "timing": f"median of {sizes.runs} timed runs after one warm-up run (sweeps: one warm-up per method, "
-                  "at the first point)",
+        "timing": (f"median of {sizes.runs} timed runs after one warm-up run (sweeps: one warm-up per method, "
+                   "at the first point)") if sizes.warm_up else f"{sizes.runs} timed run(s), no warm-up",
     }
 
 
@@ -112,6 +114,8 @@ def _notes(sizes) -> list:
         "1 native thread per task; the limit uses 2 threads in one call.",
         "The rows/s of a sampled method is measured on its sample only.",
     ]
+    if sizes.runs < 3:
+        notes.append(f"{sizes.runs} timed run per measurement in {sizes.mode} mode: a plumbing check, not a measurement.")
     if sizes.mode != "full":
         notes.append(f"{sizes.mode} mode: row counts are far below the full run's, so fixed costs (job start, "
                      "per-partition model loads, Python worker start) weigh more; use the full run for conclusions.")

@@ -14,35 +14,43 @@ class Sizes:
     trees: int
     leaves: int
     train_rows: int
-    rows_a: int  # workload A (cached) and B (Parquet) rows
+    rows_a: int  # workload A rows (cached)
+    rows_b: int  # workload B rows (Parquet in, Parquet out)
     rows_c: int  # workload C input rows (each becomes GRID_LEVELS scores)
     udf_rows_a: int  # the row-at-a-time Python UDF scores only this sample in A and B ...
     udf_rows_c: int  # ... and this many input rows in C
-    batch_sizes: Tuple[int, ...]  # sweep of rows per batch (Arrow batch / treescore batch)
+    sweep_rows: int  # batch size sweep rows, in one partition per core
+    batch_sizes: Tuple[int, ...]  # rows per batch (Arrow batch / treescore batch)
     scaling_rows: Tuple[int, ...]
-    chunk_rows: int  # rows per generated Parquet file; every row count above is a multiple
+    chunk_rows: int  # rows per generated Parquet file = per partition when Spark reads them
+    partition_rows: int  # rows per partition of the cached DataFrames (A, C)
     runs: int  # timed runs per measurement (the median is reported), after one warm-up run
     driver_memory: str
+    warm_up: bool = True  # one untimed run before the timed ones
 
     @property
     def total_rows(self) -> int:
-        return max(self.rows_a, self.rows_c, *self.scaling_rows)
+        return max(self.rows_a, self.rows_b, self.rows_c, self.sweep_rows, *self.scaling_rows)
 
 
 FULL = Sizes("full", features=200, trees=300, leaves=31, train_rows=50_000,
-             rows_a=2_000_000, rows_c=200_000, udf_rows_a=20_000, udf_rows_c=2_000,
-             batch_sizes=(1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576),
-             scaling_rows=(250_000, 1_000_000, 4_000_000), chunk_rows=50_000, runs=3, driver_memory="12g")
+             rows_a=2_000_000, rows_b=2_000_000, rows_c=200_000, udf_rows_a=20_000, udf_rows_c=2_000,
+             sweep_rows=2_000_000, batch_sizes=(1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576),
+             scaling_rows=(250_000, 1_000_000, 4_000_000), chunk_rows=62_500, partition_rows=62_500,
+             runs=3, driver_memory="12g")
 
+# Same model as the full run; rows shrunk until the whole run takes minutes, not hours.
 QUICK = Sizes("quick", features=200, trees=300, leaves=31, train_rows=50_000,
-              rows_a=40_000, rows_c=2_000, udf_rows_a=2_000, udf_rows_c=200,
-              batch_sizes=(1_024, 8_192, 65_536),
-              scaling_rows=(10_000, 40_000, 80_000), chunk_rows=2_000, runs=3, driver_memory="4g")
+              rows_a=16_000, rows_b=8_000, rows_c=400, udf_rows_a=500, udf_rows_c=40,
+              sweep_rows=8_000, batch_sizes=(512, 2_048, 8_192),
+              scaling_rows=(4_000, 8_000, 16_000), chunk_rows=2_000, partition_rows=4_000,
+              runs=3, driver_memory="4g")
 
-# Tiny everything, to check that the suite runs end to end (tests/test_bench_smoke.py).
+# Tiny everything, no warm-up and a single timed run: checks that the suite runs end to end
+# (tests/test_bench_smoke.py); its numbers mean nothing.
 SMOKE = Sizes("smoke", features=20, trees=10, leaves=31, train_rows=5_000,
-              rows_a=2_000, rows_c=200, udf_rows_a=200, udf_rows_c=40,
-              batch_sizes=(256, 4_096), scaling_rows=(1_000, 2_000), chunk_rows=200, runs=3,
-              driver_memory="1g")
+              rows_a=1_000, rows_b=1_000, rows_c=100, udf_rows_a=100, udf_rows_c=20,
+              sweep_rows=1_000, batch_sizes=(256, 1_024), scaling_rows=(500, 1_000),
+              chunk_rows=250, partition_rows=500, runs=1, driver_memory="1g", warm_up=False)
 
 MODES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}

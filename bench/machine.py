@@ -31,6 +31,35 @@ def load_average() -> str:
         return "unknown"
 
 
+def cpu_pressure() -> str:
+    """The kernel's share of time some task waited for a CPU, last 60 s (PSI), if available."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            return f.readline().split()[2].split("=")[1] + "%"
+    except (OSError, IndexError):
+        return "unknown"
+
+
+_SPIN = "import time\nt=time.perf_counter()\ns=0\nfor i in range(5_000_000): s+=i\nprint(time.perf_counter()-t)"
+
+
+def parallel_speed() -> str:
+    """Two busy processes at once against one alone: 1.00 means two full cores, 0.50 means one.
+
+    The suite compares 2-core runs; on a shared VM the second core may be far from a full core.
+    """
+    import subprocess
+
+    def spin(count: int):
+        procs = [subprocess.Popen([sys.executable, "-c", _SPIN], stdout=subprocess.PIPE, text=True)
+                 for _ in range(count)]
+        return [float(p.communicate()[0]) for p in procs]
+
+    alone = spin(1)[0]
+    together = max(spin(2))
+    return f"{alone / together:.2f} (one busy process {alone:.2f} s; two at once {together:.2f} s each)"
+
+
 def describe(spark) -> dict:
     import lightgbm
     import numpy

@@ -101,6 +101,10 @@ def breakdown(results: List[Result], diagnostics: Dict) -> List[str]:
         thread_seconds = limit.median_seconds * CORES * rows / limit.rows
         lines.append(f"| LightGBM's own predict of the same rows (limit median x {CORES} threads) | "
                      f"{thread_seconds:.2f} thread-s |")
+    one, two = diagnostics.get("limit_one_thread_rows_per_second"), diagnostics.get("limit_rows_per_second")
+    if one and two:
+        lines.append(f"| LightGBM predict, 1 thread vs {CORES} threads (rows/s) | {one:,.0f} vs {two:,.0f} "
+                     f"({two / one:.2f}x) |")
     plans = diagnostics.get("plans", {})
     lines += ["", f"Plans: batched has a BatchScore node: {plans.get('batched_has_BatchScore')}; "
                   f"rule off has one: {plans.get('fallback_has_BatchScore')}."]

@@ -71,8 +71,11 @@ def _plan_nodes(plan):
     while stack:
         node = stack.pop()
         yield node
-        if node.nodeName().startswith("AdaptiveSparkPlan"):
+        kind = node.getClass().getSimpleName()
+        if kind == "AdaptiveSparkPlanExec":  # after execution: the final plan, a tree of query stages
             stack.append(node.executedPlan())
+        elif kind.endswith("QueryStageExec"):  # a stage is a leaf that holds its plan
+            stack.append(node.plan())
         children = node.children()
         stack.extend(children.apply(i) for i in range(children.size()))
 

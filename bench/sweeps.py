@@ -12,20 +12,19 @@ BATCHED = [
 
 
 def batch_size(bench: Bench) -> None:
-    """Workload A's data in one partition per core, so a batch can grow to rows_a / CORES rows.
+    """Workload A's kind of data in one partition per core, so a batch can grow to sweep_rows / CORES rows.
 
     One warm-up per method (at the first size); every size then gets its timed runs.
     """
     sizes = bench.sizes
-    cached = bench.cached(sizes.rows_a)
-    frame = cached.coalesce(CORES)
-    per_partition = sizes.rows_a // CORES
+    frame = bench.cached(sizes.sweep_rows, partitions=CORES)
+    per_partition = sizes.sweep_rows // CORES
     for key, build, setting in BATCHED:
         for i, size in enumerate(sizes.batch_sizes):
             note = f"capped: a partition holds {per_partition:,} rows" if size > per_partition else ""
-            bench.spark_result("batch", key, sizes.rows_a, lambda: session.noop_write(build(frame, bench.ctx)),
+            bench.spark_result("batch", key, sizes.sweep_rows, lambda: session.noop_write(build(frame, bench.ctx)),
                                conf={setting: size}, note=note, param=size, warm_up=(i == 0))
-    cached.unpersist()
+    frame.unpersist()
 
 
 def scaling(bench: Bench) -> None:

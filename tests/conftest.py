@@ -66,5 +66,13 @@ def write_parquet(path: str, x: np.ndarray, null_mask: np.ndarray) -> None:
     pq.write_table(pa.table(columns), path, row_group_size=20_000)
 
 
+def feature_frame(spark, folder, rows: int, seed: int):
+    """`rows` rows of features without nulls, written to Parquet in `folder` and read back."""
+    x = features(rows, seed)
+    path = str(folder / "rows.parquet")
+    write_parquet(path, x, np.zeros(x.shape, dtype=bool))
+    return spark.read.parquet(path), x
+
+
 def plan_of(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()

@@ -9,17 +9,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import FEATURE_NAMES, features, plan_of, write_parquet
+from conftest import FEATURE_NAMES, feature_frame, plan_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
 def frame(spark, tmp_path_factory):
-    x = features(5_000, seed=21)
-    path = str(tmp_path_factory.mktemp("api") / "rows.parquet")
-    write_parquet(path, x, np.zeros(x.shape, dtype=bool))
-    return spark.read.parquet(path), x
+    return feature_frame(spark, tmp_path_factory.mktemp("api"), 5_000, seed=21)
 
 
 def scores(df, column="y"):

@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import FEATURE_NAMES, features, plan_of, train, write_parquet
+from conftest import feature_frame, plan_of, train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -26,11 +26,9 @@ def boosters():
 
 @pytest.fixture(scope="module")
 def data(spark, tmp_path_factory):
-    x = features(6_000, seed=61)
-    path = str(tmp_path_factory.mktemp("ens") / "rows.parquet")
-    write_parquet(path, x, np.zeros(x.shape, dtype=bool))
+    df, x = feature_frame(spark, tmp_path_factory.mktemp("ens"), 6_000, seed=61)
     markets = np.array(["DE", "FR", "IT"])[np.arange(len(x)) % 3]
-    df = spark.read.parquet(path).withColumn("market", F.element_at(F.array(*[F.lit(m) for m in ["DE", "FR", "IT"]]),
+    df = df.withColumn("market", F.element_at(F.array(*[F.lit(m) for m in ["DE", "FR", "IT"]]),
                                                                       (F.col("id") % 3 + 1).cast("int")))
     return df, x, markets
 

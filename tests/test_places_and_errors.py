@@ -7,15 +7,12 @@ from pyspark.ml.linalg import Vectors
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import FEATURE_NAMES, features, plan_of, write_parquet
+from conftest import FEATURE_NAMES, feature_frame, plan_of
 
 
 @pytest.fixture(scope="module")
 def frame(spark, tmp_path_factory):
-    x = features(8_000, seed=51)
-    path = str(tmp_path_factory.mktemp("places") / "rows.parquet")
-    write_parquet(path, x, np.zeros(x.shape, dtype=bool))
-    return spark.read.parquet(path), x
+    return feature_frame(spark, tmp_path_factory.mktemp("places"), 8_000, seed=51)
 
 
 def test_filter_aggregate_and_join(spark, frame, regression_booster, binary_booster):

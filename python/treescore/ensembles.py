@@ -11,7 +11,7 @@ JVM. Everything nests: an ensemble of routes, a route of cascades, a grid over a
                                       derived={"price_after": "price * (1 - discount)"}, monotone="decreasing"))
 """
 import json
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, Optional, Sequence, Union
 
 from pyspark.sql import Column
 

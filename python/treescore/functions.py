@@ -1,5 +1,5 @@
 """treescore.score: the Column that scores a model inside a Spark query."""
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 from pyspark import SparkContext
 from pyspark.sql import Column
@@ -8,6 +8,9 @@ from pyspark.sql.classic.column import _to_java_column, _to_seq
 from treescore._jvm import active_jvm
 from treescore.errors import jvm_errors
 from treescore.model import Model
+
+if TYPE_CHECKING:
+    from treescore.ensembles import Scorable
 
 ColumnOrName = Union[Column, str]
 
