@@ -34,6 +34,12 @@ class NativeSuite extends AnyFunSuite {
     assert(NativeLoader.platform.matches("[a-z]+/[a-z0-9_]+"))
   }
 
+  test("a platform the jar has no libraries for is named in the error, with the missing library") {
+    val e = intercept[UnsatisfiedLinkError](NativeLoader.loadAll("plan9/mips"))
+    assert(e.getMessage.startsWith("treescore has no native library for this platform (plan9/mips; os.name="), e.getMessage)
+    assert(e.getMessage.contains("the jar has no treescore/native/plan9/mips/libtreescore_jni.so"), e.getMessage)
+  }
+
   test("LightGBM's own errors arrive as NativeException with its message") {
     NativeLoader.ensureLoaded()
     val e = intercept[NativeException](NativeMethods.loadModel("tree\nnot really\n".getBytes))

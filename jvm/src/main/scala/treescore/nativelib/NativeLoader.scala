@@ -31,7 +31,7 @@ object NativeLoader {
     s"$os/$arch"
   }
 
-  private val resourceFolder = s"treescore/native/$platform"
+  private def resourceFolder(platform: String) = s"treescore/native/$platform"
 
   // In dependency order: the OpenMP runtime, LightGBM, then the JNI library that needs both.
   // Only the JNI library is mandatory; the others are bundled where the platform needs them.
@@ -39,28 +39,30 @@ object NativeLoader {
   private val jniLibrary = Seq("libtreescore_jni.so", "libtreescore_jni.dylib")
 
   private lazy val loaded: Either[Throwable, Unit] =
-    try Right(loadAll())
+    try Right(loadAll(platform))
     catch { case NonFatal(e) => Left(e); case e: LinkageError => Left(e) }
 
   /** Loads the libraries if this JVM has not yet; throws a descriptive error if they cannot be. */
   def ensureLoaded(): Unit = loaded.fold(e => throw e, identity)
 
-  private def loadAll(): Unit = {
-    val jni = jniLibrary.find(resourceExists).getOrElse(throw new UnsatisfiedLinkError(
-      s"treescore has no native library for this platform (os.name=${sys.props("os.name")}, " +
-        s"os.arch=${sys.props("os.arch")}): the jar has no $resourceFolder/${jniLibrary.head}. " +
+  /** Loads the libraries of `platform` from the jar; separate from `platform` so tests can name another. */
+  private[treescore] def loadAll(platform: String): Unit = {
+    val source = resourceFolder(platform)
+    val jni = jniLibrary.find(name => resourceExists(source, name)).getOrElse(throw new UnsatisfiedLinkError(
+      s"treescore has no native library for this platform ($platform; os.name=${sys.props("os.name")}, " +
+        s"os.arch=${sys.props("os.arch")}): the jar has no $source/${jniLibrary.head}. " +
         "Build treescore on this platform, or use a jar built for it."))
     val folder = Files.createTempDirectory("treescore-native-")
     try {
-      (dependencies.filter(resourceExists) :+ jni).foreach(name => load(name, folder))
+      (dependencies.filter(name => resourceExists(source, name)) :+ jni).foreach(name => load(source, name, folder))
     } finally {
       deleteRecursively(folder)
     }
   }
 
-  private def load(name: String, folder: Path): Unit = {
+  private def load(source: String, name: String, folder: Path): Unit = {
     val file = folder.resolve(name)
-    val in = resource(name)
+    val in = resource(source, name)
     try Files.copy(in, file, StandardCopyOption.REPLACE_EXISTING)
     finally in.close()
     try System.load(file.toString)
@@ -71,12 +73,12 @@ object NativeLoader {
     }
   }
 
-  private def resource(name: String): InputStream =
-    Option(getClass.getClassLoader.getResourceAsStream(s"$resourceFolder/$name"))
-      .getOrElse(throw new UnsatisfiedLinkError(s"treescore's jar lacks $resourceFolder/$name"))
+  private def resource(source: String, name: String): InputStream =
+    Option(getClass.getClassLoader.getResourceAsStream(s"$source/$name"))
+      .getOrElse(throw new UnsatisfiedLinkError(s"treescore's jar lacks $source/$name"))
 
-  private def resourceExists(name: String): Boolean =
-    getClass.getClassLoader.getResource(s"$resourceFolder/$name") != null
+  private def resourceExists(source: String, name: String): Boolean =
+    getClass.getClassLoader.getResource(s"$source/$name") != null
 
   private def deleteRecursively(folder: Path): Unit = {
     val files = Files.list(folder)
