@@ -94,6 +94,22 @@ def test_missing_model_file_names_the_path(spark, tmp_path):
     assert str(error.value) == f"treescore: no model file at '{missing}'"
 
 
+def test_an_expected_checksum_catches_a_silently_changed_model(spark, regression_booster, tmp_path):
+    path = tmp_path / "model.txt"
+    regression_booster.save_model(str(path))
+    good = treescore.Model.load(str(path))
+    assert treescore.Model.load(str(path), sha256=good.content_hash).content_hash == good.content_hash
+    text = path.read_text()
+    position = text.index("leaf_value=") + len("leaf_value=") + 3
+    while not text[position].isdigit():
+        position += 1
+    changed = text[:position] + ("7" if text[position] != "7" else "3") + text[position + 1:]
+    path.write_text(changed)
+    treescore.Model.load(str(path))  # still a valid model: only the checksum can tell
+    with pytest.raises(treescore.InvalidModelError, match="its SHA-256 is .* but .* was expected"):
+        treescore.Model.load(str(path), sha256=good.content_hash)
+
+
 def test_truncated_model_is_rejected_before_lightgbm_sees_it(spark, regression_booster):
     text = regression_booster.model_to_string()
     with pytest.raises(treescore.InvalidModelError) as error:

@@ -1,5 +1,5 @@
 """treescore.Model: a LightGBM model, checked and held by the JVM, ready to score in Spark."""
-from typing import List
+from typing import List, Optional
 
 from treescore._jvm import active_jvm
 from treescore.errors import jvm_errors
@@ -16,13 +16,17 @@ class Model:
         self._java_model = java_model
 
     @classmethod
-    def load(cls, path: str) -> "Model":
+    def load(cls, path: str, sha256: Optional[str] = None) -> "Model":
         """Reads a LightGBM text model from a local or Hadoop path (file:, hdfs://, s3a://).
 
-        >>> model = Model.load("/models/churn.txt")
+        With sha256, the file must have that SHA-256 (hex): it catches damage that still
+        parses as a valid, different model.
+
+        >>> model = Model.load("/models/churn.txt", sha256="3f1c...")
         """
+        tree_model = active_jvm().treescore.model.TreeModel
         with jvm_errors():
-            return cls(active_jvm().treescore.model.TreeModel.load(path))
+            return cls(tree_model.load(path) if sha256 is None else tree_model.load(path, sha256))
 
     @classmethod
     def from_string(cls, text: str) -> "Model":

@@ -69,4 +69,18 @@ object TreeModel {
 
   /** Reads a model with the active session's Hadoop configuration. */
   def load(path: String): TreeModel = load(path, SparkSession.active.sessionState.newHadoopConf())
+
+  /**
+   * Reads a model and checks its SHA-256 (hex) against `expectedSha256`: structural checks
+   * catch truncation and most damage, but a changed digit still parses as a valid, different
+   * model; the checksum catches that.
+   */
+  def load(path: String, expectedSha256: String): TreeModel = {
+    val model = load(path)
+    if (!model.contentHash.equalsIgnoreCase(expectedSha256.trim)) {
+      throw new InvalidModelException(s"model file '$path'",
+        s"its SHA-256 is ${model.contentHash} but $expectedSha256 was expected (the file was changed or damaged)")
+    }
+    model
+  }
 }

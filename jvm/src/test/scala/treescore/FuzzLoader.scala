@@ -1,0 +1,38 @@
+package treescore
+
+import java.io.File
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+
+import treescore.model.{NativeModel, OffHeapDoubles, PredictKind, TreeModel}
+
+/**
+ * Child-process half of ModelFuzzSuite: loads every model file in a folder with LightGBM
+ * (through treescore's JNI) and scores a few rows with it, printing each file's name before
+ * touching it, so that a native crash names the file that caused it.
+ */
+object FuzzLoader {
+  def main(args: Array[String]): Unit = {
+    val files = new File(args(0)).listFiles().filter(_.getName.endsWith(".txt")).sortBy(_.getName)
+    var loaded = 0
+    var refused = 0
+    files.foreach { file =>
+      println(s"loading ${file.getName}")
+      val model = TreeModel.fromString(new String(Files.readAllBytes(file.toPath), StandardCharsets.UTF_8))
+      try {
+        val native = NativeModel.load(model)
+        val rows = new OffHeapDoubles(64L * native.numFeatures)
+        val out = new OffHeapDoubles(64L * native.outputsPerRow(PredictKind.Prediction))
+        try {
+          val rng = new scala.util.Random(file.getName.hashCode)
+          (0 until 64 * native.numFeatures).foreach(i => rows.put(i, if (i % 7 == 0) Double.NaN else rng.nextGaussian() * 3))
+          native.predict(rows, 64, PredictKind.Prediction, 1, out)
+          loaded += 1
+        } finally { rows.close(); out.close(); native.close() }
+      } catch {
+        case e: treescore.nativelib.NativeException => refused += 1; println(s"refused ${file.getName}: ${e.getMessage}")
+      }
+    }
+    println(s"done loaded=$loaded refused=$refused")
+  }
+}
