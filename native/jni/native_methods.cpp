@@ -3,6 +3,10 @@
 // fails loudly when the library loads instead of at the first call.
 #include <jni.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -125,6 +129,15 @@ jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong input_address, jl
   });
 }
 
+// Bytes the C allocator has handed out and not had back, for leak tests; -1 where unknown.
+jlong AllocatorInUseBytes(JNIEnv*, jclass) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  return static_cast<jlong>(mallinfo2().uordblks);
+#else
+  return -1;
+#endif
+}
+
 jlong LiveModelCount(JNIEnv* env, jclass) {
   return Guarded<jlong>(env, 0, [&] { return static_cast<jlong>(Boosters().Size()); });
 }
@@ -138,6 +151,7 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("predictRowMajor"), const_cast<char*>("(JJJIIIIIIJJ)V"),
      reinterpret_cast<void*>(&PredictRowMajor)},
     {const_cast<char*>("liveModelCount"), const_cast<char*>("()J"), reinterpret_cast<void*>(&LiveModelCount)},
+    {const_cast<char*>("allocatorInUseBytes"), const_cast<char*>("()J"), reinterpret_cast<void*>(&AllocatorInUseBytes)},
     {const_cast<char*>("compileProgram"), const_cast<char*>("([J[D[J)J"), reinterpret_cast<void*>(&CompileProgram)},
     {const_cast<char*>("releaseProgram"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseProgram)},
     {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJJIJJIIIJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},

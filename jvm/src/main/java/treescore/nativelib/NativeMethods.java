@@ -9,9 +9,14 @@ package treescore.nativelib;
  * IllegalStateException rather than touching freed memory. Errors from LightGBM arrive as
  * {@link NativeException} with LightGBM's own message.
  *
- * <p>Call {@link NativeLoader#ensureLoaded()} before any of these.
+ * <p>The first use of this class loads the native libraries, so no caller can reach a native
+ * method before they are bound.
  */
 public final class NativeMethods {
+  static {
+    NativeLoader.ensureLoaded();
+  }
+
   private NativeMethods() {}
 
   /** Parses a LightGBM text model (UTF-8 bytes) and returns a handle to it. */
@@ -77,6 +82,9 @@ public final class NativeMethods {
       int monotone,
       long outAddress,
       long outCapacity);
+
+  /** Bytes in use from the C allocator (glibc's mallinfo2), or -1 where unknown; for leak checks. */
+  public static native long allocatorInUseBytes();
 
   /** How many models are loaded in native memory right now (for leak checks). */
   public static native long liveModelCount();

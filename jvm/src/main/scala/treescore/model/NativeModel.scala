@@ -3,7 +3,7 @@ package treescore.model
 import java.nio.charset.StandardCharsets
 import java.util.concurrent.atomic.AtomicBoolean
 
-import treescore.nativelib.{NativeLoader, NativeMethods}
+import treescore.nativelib.NativeMethods
 
 /**
  * The one owner of a native LightGBM model handle, bound to one iteration range (see
@@ -28,8 +28,6 @@ final class NativeModel private (private[treescore] val handle: Long, val range:
 }
 
 object NativeModel {
-  def load(model: TreeModel, range: IterationRange = IterationRange.All): NativeModel = {
-    NativeLoader.ensureLoaded()
+  def load(model: TreeModel, range: IterationRange = IterationRange.All): NativeModel =
     new NativeModel(NativeMethods.loadModel(model.text.getBytes(StandardCharsets.UTF_8)), range)
-  }
 }
