@@ -34,8 +34,12 @@ case class BatchScoreExec(scores: Seq[BatchableScore], resultAttrs: Seq[Attribut
     val inputSchema = child.output
     val allMetrics = metrics
     child.execute().mapPartitions({ rows =>
-      val scorer = new BatchScorer(scores, inputSchema, batchRows, nativeThreads, allMetrics)
-      TaskContext.get().addTaskCompletionListener[Unit](_ => scorer.close())
+      // Opened with the first batch, so empty partitions lease no models and allocate nothing.
+      lazy val scorer = {
+        val opened = new BatchScorer(scores, inputSchema, batchRows, nativeThreads, allMetrics)
+        TaskContext.get().addTaskCompletionListener[Unit](_ => opened.close())
+        opened
+      }
       val results = new GenericInternalRow(scores.length)
       val joined = new JoinedRow
       val toOutput = UnsafeProjection.create(output, inputSchema ++ resultAttrs)
