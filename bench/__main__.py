@@ -10,7 +10,7 @@ import time
 from dataclasses import asdict
 
 from bench import data, machine, models, plots, report, session, sweeps, workloads
-from bench.config import CORES, GRID_LEVELS, MODES, WEIGHTS
+from bench.config import MODES
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SECTIONS = {"A": workloads.workload_a, "B": workloads.workload_b, "C": workloads.workload_c,
@@ -50,76 +50,44 @@ def main(argv=None) -> int:
     try:
         log(f"writing {sizes.total_rows:,} rows x {sizes.features} features to {work_dir}")
         paths = data.write_dataset(os.path.join(work_dir, "data"), sizes.total_rows, sizes.chunk_rows, sizes.features)
-        spark = session.start(sizes.driver_memory)
+        spark = session.start(sizes.driver_memory, sizes.java_options)
         from bench.methods import make_context
 
         bench = workloads.Bench(spark, make_context(spark, ensemble), sizes, paths, work_dir, log=log)
-        for name in sections:
+        for name, run_section in [("JVM warm-up", workloads.warm_jvm)] + [(n, SECTIONS[n]) for n in sections]:
             section_started = time.perf_counter()
             log(f"section {name}")
             try:
-                SECTIONS[name](bench)
+                run_section(bench)
             except Exception as error:  # report what ran; say what did not
-                notes.append(f"Section {name} stopped early: {type(error).__name__}: {str(error).splitlines()[0][:200]}")
+                first_line = (str(error).splitlines() or [""])[0][:200]
+                notes.append(f"Section {name} stopped early: {type(error).__name__}: {first_line}")
                 log(notes[-1])
             log(f"section {name} took {time.perf_counter() - section_started:.0f} s")
         described = machine.describe(spark)
         described["parallel speed per core (2 processes vs 1, measured at start)"] = parallel
     finally:
         if spark is not None:
-            spark.stop()
+            try:
+                spark.stop()
+            except Exception:  # a JVM that died mid-run: nothing left to stop
+                pass
         shutil.rmtree(work_dir, ignore_errors=True)
 
     written, plot_note = plots.write_all(args.out, bench.results)
-    notes += _notes(sizes)
+    notes += report.method_notes(sizes)
     run = {"date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
            "command": "python -m bench" + {"full": "", "quick": " --quick", "smoke": " --smoke"}[sizes.mode],
            "seconds": time.perf_counter() - started, "notes": notes, "load_start": load_start,
            "load_end": f"{machine.load_average()}, CPU pressure {machine.cpu_pressure()}"}
     report.write(os.path.join(args.out, "latest.md"), run=run, machine=described, sizes=sizes,
-                 setup=_setup(sizes, ensemble), results=bench.results, agree=bench.agreement,
-                 diagnostics=bench.diagnostics, plots=written, plot_note=plot_note)
+                 setup=report.setup(sizes, ensemble, bench.diagnostics.get("jvm_warm_up")), results=bench.results,
+                 agree=bench.agreement, diagnostics=bench.diagnostics, plots=written, plot_note=plot_note)
     with open(os.path.join(args.out, "latest.json"), "w") as f:
         json.dump({"run": run, "sizes": asdict(sizes), "results": [asdict(r) for r in bench.results],
                    "agreement": bench.agreement, "diagnostics": bench.diagnostics}, f, indent=1)
     log(f"wrote {os.path.join(args.out, 'latest.md')} and {len(written)} plots")
     return 0
-
-
-def _setup(sizes, ensemble) -> dict:
-    return {
-        "model": f"ensemble of 3 LightGBM regressors, {sizes.trees} trees each, {sizes.leaves} leaves max "
-                 f"(mean {ensemble.mean_leaves():.1f} per tree), {sizes.features} float64 features, trained on "
-                 f"{sizes.train_rows:,} rows; score = {' + '.join(f'{w}*m{i + 1}' for i, w in enumerate(WEIGHTS))}",
-        "data": f"synthetic normal features, 1% NaN; Parquet files of {sizes.chunk_rows:,} rows, one partition per file",
-        "rows": f"A and B {sizes.rows_a:,}; C {sizes.rows_c:,} x {GRID_LEVELS} levels; "
-                f"batch sweep {sizes.rows_a:,} in {CORES} partitions; scaling {', '.join(f'{r:,}' for r in sizes.scaling_rows)}",
-        "Spark": f"local[{CORES}], driver memory {sizes.driver_memory}, default Arrow batch 10,000 rows, "
-                 "default treescore batch 8,192 rows and 1 native thread",
-        "timing": (f"median of {sizes.runs} timed runs after one warm-up run (sweeps: one warm-up per method, "
-                   "at the first point)") if sizes.warm_up else f"{sizes.runs} timed run(s), no warm-up",
-    }
-
-
-def _notes(sizes) -> list:
-    notes = [
-        "Peak RSS: summed over the Spark JVM and every descendant process (PySpark daemon, Python workers), "
-        "read from /proc every 50 ms during the timed runs; the limit's is this driver process's own RSS (it holds "
-        "the feature matrix). 'RSS before' is the same sum just before the timed runs. Shared pages of forked "
-        "workers count once per process.",
-        "A full JVM GC runs before each Spark method so that G1 can return heap; methods run in the order treescore "
-        "batched, treescore rule off, mapInPandas, mapInArrow, pandas UDFs, Python UDF, so treescore's peaks never "
-        "include idle Python workers, while every later method's do (workers are reused, as by default).",
-        "All Python methods predict with num_threads=1 (Spark runs 2 tasks at once); treescore uses its default "
-        "1 native thread per task; the limit uses 2 threads in one call.",
-        "The rows/s of a sampled method is measured on its sample only.",
-    ]
-    if sizes.runs < 3:
-        notes.append(f"{sizes.runs} timed run per measurement in {sizes.mode} mode: a plumbing check, not a measurement.")
-    if sizes.mode != "full":
-        notes.append(f"{sizes.mode} mode: row counts are far below the full run's, so fixed costs (job start, "
-                     "per-partition model loads, Python worker start) weigh more; use the full run for conclusions.")
-    return notes
 
 
 if __name__ == "__main__":

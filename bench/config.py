@@ -22,11 +22,13 @@ class Sizes:
     sweep_rows: int  # batch size sweep rows, in one partition per core
     batch_sizes: Tuple[int, ...]  # rows per batch (Arrow batch / treescore batch)
     scaling_rows: Tuple[int, ...]
-    chunk_rows: int  # rows per generated Parquet file = per partition when Spark reads them
-    partition_rows: int  # rows per partition of the cached DataFrames (A, C)
+    chunk_rows: int  # rows per generated Parquet file (B and scaling read files as spark.read splits them)
+    partition_rows: int  # rows per partition of the cached DataFrames (A, C), about
     runs: int  # timed runs per measurement (the median is reported), after one warm-up run
     driver_memory: str
-    warm_up: bool = True  # one untimed run before the timed ones
+    warm_rows: int = 0  # rows of the untimed warm-up run before each method's timed runs (0: none)
+    jvm_warm_seconds: float = 0  # before anything is measured, score for this long so the JIT settles
+    java_options: str = ""  # extra driver JVM options
 
     @property
     def total_rows(self) -> int:
@@ -37,20 +39,23 @@ FULL = Sizes("full", features=200, trees=300, leaves=31, train_rows=50_000,
              rows_a=2_000_000, rows_b=2_000_000, rows_c=200_000, udf_rows_a=20_000, udf_rows_c=2_000,
              sweep_rows=2_000_000, batch_sizes=(1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576),
              scaling_rows=(250_000, 1_000_000, 4_000_000), chunk_rows=62_500, partition_rows=62_500,
-             runs=3, driver_memory="12g")
+             runs=3, driver_memory="12g", warm_rows=100_000,
+             jvm_warm_seconds=60)
 
 # Same model as the full run; rows shrunk until the whole run takes minutes, not hours.
 QUICK = Sizes("quick", features=200, trees=300, leaves=31, train_rows=50_000,
-              rows_a=16_000, rows_b=8_000, rows_c=400, udf_rows_a=500, udf_rows_c=40,
+              rows_a=8_000, rows_b=8_000, rows_c=200, udf_rows_a=400, udf_rows_c=40,
               sweep_rows=8_000, batch_sizes=(512, 2_048, 8_192),
-              scaling_rows=(4_000, 8_000, 16_000), chunk_rows=2_000, partition_rows=4_000,
-              runs=3, driver_memory="4g")
+              scaling_rows=(2_000, 4_000, 8_000), chunk_rows=1_000, partition_rows=4_000,
+              runs=3, driver_memory="4g", warm_rows=8_000,
+              jvm_warm_seconds=40)
 
 # Tiny everything, no warm-up and a single timed run: checks that the suite runs end to end
 # (tests/test_bench_smoke.py); its numbers mean nothing.
 SMOKE = Sizes("smoke", features=20, trees=10, leaves=31, train_rows=5_000,
               rows_a=1_000, rows_b=1_000, rows_c=100, udf_rows_a=100, udf_rows_c=20,
               sweep_rows=1_000, batch_sizes=(256, 1_024), scaling_rows=(500, 1_000),
-              chunk_rows=250, partition_rows=500, runs=1, driver_memory="1g", warm_up=False)
+              chunk_rows=250, partition_rows=500, runs=1, driver_memory="1g", warm_rows=0,
+              java_options="-XX:TieredStopAtLevel=1")  # C1 only: a short run gains nothing from C2
 
 MODES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}

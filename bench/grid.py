@@ -91,7 +91,8 @@ def limit(ensemble, matrix: np.ndarray, levels, threads: int) -> np.ndarray:
 GRID_METHODS = [
     ("treescore_batched", "pending (grid construct not landed)", None),
     ("treescore_fallback", "pending (grid construct not landed)", None),
-    ("treescore_batched_exploded", "explode rows, then treescore batched (workaround)", _exploding(methods.treescore_scored)),
+    ("treescore_batched_exploded", "explode rows, then treescore batched (workaround)",
+     _exploding(methods.treescore_scored)),
     ("map_in_pandas", "loop over levels inside each batch", map_in_pandas_loop),
     ("map_in_arrow", "loop over levels inside each batch", map_in_arrow_loop),
     ("pandas_udf", "explode rows", _exploding(methods.pandas_udf)),

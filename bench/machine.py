@@ -68,14 +68,20 @@ def describe(spark) -> dict:
 
     import treescore
 
+    def ask_jvm(question):
+        try:
+            return question()
+        except Exception:  # the JVM may have died during the run
+            return "unknown"
+
     return {
         "CPU": _cpu_model(),
         "cores": f"{os.cpu_count()} (Spark local[2]; the limit uses 2 threads)",
         "RAM": f"{_ram_gib():.1f} GiB",
         "OS": f"{platform.system()} {platform.release()}",
         "Python": sys.version.split()[0],
-        "Spark": spark.version,
-        "Java": spark._jvm.java.lang.System.getProperty("java.version"),
+        "Spark": ask_jvm(lambda: spark.version),
+        "Java": ask_jvm(lambda: spark._jvm.java.lang.System.getProperty("java.version")),
         "lightgbm": lightgbm.__version__,
         "treescore": treescore.__version__,
         "pandas / pyarrow / numpy": f"{pandas.__version__} / {pyarrow.__version__} / {numpy.__version__}",

@@ -2,8 +2,12 @@
 import os
 from typing import List, Tuple
 
-from bench.report import NAMES, ORDER, WORKLOAD_TITLES
+from bench.config import GRID_LEVELS
+from bench.report import NAMES, ORDER
 from bench.timing import Result
+
+TITLES = {"A": "A: cached DataFrame, noop write", "B": "B: Parquet in, score, Parquet out",
+          "C": f"C: what-if grid, {GRID_LEVELS} levels per row"}
 
 COLORS = {"treescore_batched": "tab:green", "treescore_batched_exploded": "tab:olive", "limit": "black",
           "map_in_pandas": "tab:blue", "map_in_arrow": "tab:cyan", "treescore_fallback": "tab:gray"}
@@ -30,16 +34,20 @@ def _workloads(out_dir: str, results: List[Result]) -> str:
         colors = [COLORS.get(r.method, "tab:orange") for r in rows]
         speed, memory = axes[0][col], axes[1][col]
         speed.barh(labels, [r.rows_per_second if r.ok else 0 for r in rows], color=colors)
-        memory.barh(labels, [r.peak_bytes / 2**20 if r.ok else 0 for r in rows], color=colors)
+        # Memory split at the peak: the JVM (or, for the limit, its own process), then Python workers.
+        own = [r.peak_root_bytes / 2**20 if r.ok else 0 for r in rows]
+        workers = [(r.peak_bytes - r.peak_root_bytes) / 2**20 if r.ok else 0 for r in rows]
+        memory.barh(labels, own, color=colors)
+        memory.barh(labels, workers, left=own, color=colors, alpha=0.4, hatch="//", edgecolor="white")
         for i, r in enumerate(rows):
             if not r.ok:
                 for ax in (speed, memory):
                     ax.text(0.01, i, r.status.split(":")[0].split(" (")[0], transform=ax.get_yaxis_transform(),
                             va="center", fontsize=8, color="red")
         speed.set_xscale("log")
-        speed.set_title(WORKLOAD_TITLES[workload], fontsize=10)
-        speed.set_xlabel("rows/s (median, log scale)")
-        memory.set_xlabel("peak RSS, MiB (JVM + Python workers; limit: its own process)")
+        speed.set_title(TITLES[workload], fontsize=10)
+        speed.set_xlabel("input rows/s (median, log scale)")
+        memory.set_xlabel("peak RSS, MiB: JVM (solid) + Python workers (hatched)")
         for ax in (speed, memory):
             ax.invert_yaxis()
             ax.tick_params(axis="y", labelsize=8)
@@ -67,8 +75,10 @@ def _batch_size(out_dir: str, results: List[Result]) -> str:
         style = dict(marker="o", label=NAMES[method], color=COLORS.get(method))
         speed.plot(x, [p.rows_per_second for p in points], **style)
         memory.plot(x, [p.peak_bytes / 2**20 for p in points], **style)
+    sizes = sorted({p.param for points in series.values() for p in points})
     for ax, label in ((speed, "rows/s (median)"), (memory, "peak RSS, MiB (JVM + Python workers)")):
         ax.set_xscale("log", base=2)
+        _label_ticks(ax, sizes)
         ax.set_xlabel("rows per batch")
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
@@ -90,6 +100,7 @@ def _scaling(out_dir: str, results: List[Result]) -> str:
         ax.plot([p.param for p in points], [1e9 / p.rows_per_second for p in points], marker="o",
                 label=NAMES[method], color=COLORS.get(method))
     ax.set_xscale("log")
+    _label_ticks(ax, sorted({p.param for points in series.values() for p in points}))
     ax.set_xlabel("rows per job")
     ax.set_ylabel("ns per row (median)")
     ax.set_ylim(bottom=0)
@@ -97,6 +108,19 @@ def _scaling(out_dir: str, results: List[Result]) -> str:
     ax.grid(alpha=0.3)
     ax.legend()
     return _save(fig, out_dir, "scaling.png")
+
+
+def _label_ticks(ax, values) -> None:
+    """Ticks at the measured points, labelled 512, 8k, 1M rather than powers of two."""
+    def short(v):
+        for unit, size in (("M", 2**20 if v % 1000 else 10**6), ("k", 2**10 if v % 1000 else 10**3)):
+            if v >= size:
+                return f"{v / size:g}{unit}"
+        return str(v)
+
+    ax.set_xticks(values)
+    ax.set_xticklabels([short(v) for v in values])
+    ax.minorticks_off()
 
 
 def _save(fig, out_dir: str, name: str) -> str:

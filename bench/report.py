@@ -2,7 +2,7 @@
 import os
 from typing import Dict, List, Optional
 
-from bench.config import CORES, GRID_LEVELS, Sizes
+from bench.config import CORES, GRID_LEVELS, WEIGHTS, Sizes
 from bench.grid import EXTRA_METHODS
 from bench.methods import METHODS, MODEL_LOADING
 from bench.timing import Result
@@ -31,14 +31,24 @@ def _ratio(result: Result, reference: Optional[Result]) -> str:
     return f"{result.rows_per_second / reference.rows_per_second:.2f}x"
 
 
+def _workers(result: Result) -> str:
+    if not result.ok or result.method == "limit":
+        return "—"
+    return f"{(result.peak_bytes - result.peak_root_bytes) / 2**20:,.0f}"
+
+
+def _cpu(result: Result) -> str:
+    return f"{result.cpu_microseconds_per_row:,.0f}" if result.ok else "—"
+
+
 def _rate(result: Result) -> str:
     return f"{result.rows_per_second:,.0f}" if result.ok else result.status
 
 
 def main_table(results: List[Result]) -> List[str]:
     lines = ["| workload | method | rows timed | rows/s (median) | vs treescore batched | vs limit | "
-             "peak RSS MiB | RSS before MiB | notes |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+             "CPU us/row | peak RSS MiB | of which Python workers | RSS before MiB | notes |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for workload in ("A", "B", "C"):
         reference, limit = _find(results, workload, "treescore_batched"), _find(results, workload, "limit")
         for method in ORDER:
@@ -46,21 +56,25 @@ def main_table(results: List[Result]) -> List[str]:
             if r is None:
                 continue
             lines.append(f"| {workload} | {NAMES[method]} | {r.rows:,} | {_rate(r)} | {_ratio(r, reference)} | "
-                         f"{_ratio(r, limit)} | {_mib(r.peak_bytes)} | {_mib(r.start_bytes)} | {r.note} |")
+                         f"{_ratio(r, limit)} | {_cpu(r)} | {_mib(r.peak_bytes)} | {_workers(r)} | "
+                         f"{_mib(r.start_bytes)} | "
+                         f"{r.note} |")
     return lines
 
 
 def targets(results: List[Result]) -> List[str]:
     ts, limit = _find(results, "A", "treescore_batched"), _find(results, "A", "limit")
     mip, mia = _find(results, "A", "map_in_pandas"), _find(results, "A", "map_in_arrow")
-    lines = ["| target (workload A) | actual | result |", "|---|---:|---|"]
+    lines = ["| target (workload A) | actual (rows/s ratio) | result | same ratio by CPU time per row (reference) |",
+             "|---|---:|---|---:|"]
 
     def speed(label, other, goal):
         if ts and other and ts.ok and other.ok:
             actual = ts.rows_per_second / other.rows_per_second
-            lines.append(f"| {label} | {actual:.2f}x | {'PASS' if actual >= goal else 'MISS'} |")
+            by_cpu = other.cpu_microseconds_per_row / ts.cpu_microseconds_per_row if ts.cpu_seconds else float("nan")
+            lines.append(f"| {label} | {actual:.2f}x | {'PASS' if actual >= goal else 'MISS'} | {by_cpu:.2f}x |")
         else:
-            lines.append(f"| {label} | — | not measured |")
+            lines.append(f"| {label} | — | not measured | — |")
 
     speed("treescore batched >= 0.85x the limit", limit, 0.85)
     speed("treescore batched >= 2x mapInPandas", mip, 2.0)
@@ -68,9 +82,9 @@ def targets(results: List[Result]) -> List[str]:
     if ts and mip and ts.ok and mip.ok:
         actual = ts.peak_bytes / mip.peak_bytes
         lines.append(f"| treescore peak RSS <= mapInPandas peak RSS | {_mib(ts.peak_bytes)} vs "
-                     f"{_mib(mip.peak_bytes)} MiB ({actual:.2f}x) | {'PASS' if actual <= 1 else 'MISS'} |")
+                     f"{_mib(mip.peak_bytes)} MiB ({actual:.2f}x) | {'PASS' if actual <= 1 else 'MISS'} | |")
     else:
-        lines.append("| treescore peak RSS <= mapInPandas peak RSS | — | not measured |")
+        lines.append("| treescore peak RSS <= mapInPandas peak RSS | — | not measured | |")
     return lines
 
 
@@ -78,32 +92,31 @@ def breakdown(results: List[Result], diagnostics: Dict) -> List[str]:
     info = diagnostics.get("breakdown")
     if not info or not info.get("metrics"):
         return ["No BatchScore metrics were read (the run failed or the rule did not fire)."]
-    m, wall, rows = info["metrics"], info["wall_seconds"], info["rows"]
-    slot = wall * info["cores"]
-    native = m["nativeTime"] / 1e9
-    load = m["modelLoadTime"] / 1e9
+    m, rows = info["metrics"], info["rows"]
+    run, cpu = info.get("task_run_seconds", 0.0), info.get("task_cpu_seconds", 0.0)
+    native, load = m["nativeTime"] / 1e9, m["modelLoadTime"] / 1e9
+    share = (lambda x: f" ({x / run:.0%} of task time)") if run else (lambda x: "")  # noqa: E731
     lines = [
-        f"One extra run of treescore batched over workload A's {rows:,} cached rows, executing the "
-        f"query's own plan (`queryExecution().toRdd().count()`) and reading the BatchScore node's SQL metrics:",
+        f"One extra run of treescore batched over workload A's {rows:,} cached rows, executing the query's own "
+        "plan (`queryExecution().toRdd().count()`), then reading the BatchScore node's SQL metrics and the "
+        "stage's task times from Spark's status store:",
         "",
         "| | value |", "|---|---:|",
-        f"| wall time | {wall:.2f} s |",
-        f"| task slot time (wall x {info['cores']} cores) | {slot:.2f} s |",
-        f"| rows scored / batches | {m['numOutputRows']:,} / {m['numBatches']:,} |",
-        f"| native scoring time (sum over tasks; 3 native calls per batch) | {native:.2f} s "
-        f"({native / slot:.0%} of slot time) |",
-        f"| model load time (sum over tasks) | {load:.3f} s |",
-        f"| everything else: cache scan, row copies, feature writes, projection | {slot - native - load:.2f} s "
-        f"({(slot - native - load) / slot:.0%}) |",
+        f"| wall time | {info['wall_seconds']:.2f} s |",
+        f"| task run time, summed over tasks | {run:.2f} s |",
+        f"| task CPU time, summed over tasks (JVM threads, native calls included) | {cpu:.2f} s |",
+        f"| rows scored / batches (3 native calls per batch) | {m['numOutputRows']:,} / {m['numBatches']:,} |",
+        f"| native scoring time (LightGBM, summed over tasks) | {native:.2f} s{share(native)} |",
+        f"| model load time | {load:.3f} s |",
+        f"| everything else: cache scan, row copies, feature writes, projection, waiting for a CPU | "
+        f"{run - native - load:.2f} s{share(run - native - load)} |",
     ]
-    limit = _find(results, "A", "limit")
-    if limit and limit.ok:
-        thread_seconds = limit.median_seconds * CORES * rows / limit.rows
-        lines.append(f"| LightGBM's own predict of the same rows (limit median x {CORES} threads) | "
-                     f"{thread_seconds:.2f} thread-s |")
     one, two = diagnostics.get("limit_one_thread_rows_per_second"), diagnostics.get("limit_rows_per_second")
+    if one:
+        lines.append(f"| LightGBM's own predict of the same rows on 1 thread (a floor for native time) | "
+                     f"{rows / one:.2f} s |")
     if one and two:
-        lines.append(f"| LightGBM predict, 1 thread vs {CORES} threads (rows/s) | {one:,.0f} vs {two:,.0f} "
+        lines.append(f"| LightGBM predict rows/s, 1 thread vs {CORES} threads | {one:,.0f} vs {two:,.0f} "
                      f"({two / one:.2f}x) |")
     plans = diagnostics.get("plans", {})
     lines += ["", f"Plans: batched has a BatchScore node: {plans.get('batched_has_BatchScore')}; "
@@ -125,11 +138,64 @@ def agreement(agree: Dict[str, Dict]) -> List[str]:
 
 def sweep_table(results: List[Result], workload: str, label: str) -> List[str]:
     rows = [r for r in results if r.workload == workload]
-    lines = [f"| method | {label} | rows/s | ns/row | peak RSS MiB | notes |", "|---|---:|---:|---:|---:|---|"]
+    lines = [f"| method | {label} | rows/s | ns/row (wall) | CPU us/row | peak RSS MiB | notes |",
+             "|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         ns = f"{1e9 / r.rows_per_second:,.0f}" if r.ok else "—"
-        lines.append(f"| {NAMES[r.method]} | {r.param:,} | {_rate(r)} | {ns} | {_mib(r.peak_bytes)} | {r.note} |")
+        lines.append(f"| {NAMES[r.method]} | {r.param:,} | {_rate(r)} | {ns} | {_cpu(r)} | {_mib(r.peak_bytes)} | "
+                     f"{r.note} |")
     return lines
+
+
+def setup(sizes: Sizes, ensemble, jvm_warm_up: Optional[Dict]) -> Dict[str, str]:
+    scaling = ", ".join(f"{r:,}" for r in sizes.scaling_rows)
+    lines = {
+        "model": f"ensemble of 3 LightGBM regressors, {sizes.trees} trees each, {sizes.leaves} leaves max "
+                 f"(mean {ensemble.mean_leaves():.1f} per tree), {sizes.features} float64 features, trained on "
+                 f"{sizes.train_rows:,} rows; score = {' + '.join(f'{w}*m{i + 1}' for i, w in enumerate(WEIGHTS))}",
+        "data": f"synthetic normal features, 1% NaN, in Parquet files of {sizes.chunk_rows:,} rows; A and C cached "
+                f"in partitions of about {sizes.partition_rows:,} rows; B and scaling read the files as spark.read "
+                "splits them (default 128 MB splits)",
+        "rows": f"A {sizes.rows_a:,}; B {sizes.rows_b:,}; C {sizes.rows_c:,} x {GRID_LEVELS} levels; batch sweep "
+                f"{sizes.sweep_rows:,} in {CORES} partitions; scaling {scaling}",
+        "Spark": f"local[{CORES}], driver memory {sizes.driver_memory}, default Arrow batch 10,000 rows, "
+                 "default treescore batch 8,192 rows and 1 native thread",
+        "timing": (f"median of {sizes.runs} timed runs after one untimed warm-up run of the same method on "
+                   f"{sizes.warm_rows:,} rows (the sampled Python UDF: on its sample; sweeps: one warm-up per "
+                   "method, at the first point)") if sizes.warm_rows else f"{sizes.runs} timed run(s), no warm-up",
+    }
+    if jvm_warm_up:
+        lines["JVM warm-up"] = (f"before any measurement, {jvm_warm_up['rounds']} rounds of treescore (batched and "
+                                f"rule off) over {jvm_warm_up['rows']:,} rows ({jvm_warm_up['seconds']:.0f} s), so "
+                                "the JIT compiler has mostly settled")
+    return lines
+
+
+def method_notes(sizes: Sizes) -> List[str]:
+    notes = [
+        "Peak RSS: summed over the Spark JVM and every descendant process (PySpark daemon, Python workers), read "
+        "from /proc every 50 ms during the timed runs, and split at the peak into the JVM and its Python workers; "
+        "the limit's is this driver process's own RSS (it holds the feature matrix). 'RSS before' is the same sum "
+        "just before the timed runs. Shared pages of forked workers count once per process.",
+        "A full JVM GC runs before each Spark method so that G1 can return heap; the growth during a method's runs "
+        "is then mostly the heap growing back under that method's allocation. Methods run in the order treescore "
+        "batched, treescore rule off, mapInPandas, mapInArrow, pandas UDFs, Python UDF, so treescore's peaks never "
+        "include idle Python workers, while every later method's do (workers are reused, as by default).",
+        "CPU us/row: user + system CPU time of the measured process tree over the timed runs (JVM with its JIT and "
+        "GC threads, Python workers; for the limit, this process), per row. Unlike rows/s it barely changes when "
+        "another tenant takes a core, so it is the steadier way to compare methods on a shared machine.",
+        "All Python methods predict with num_threads=1 (Spark runs 2 tasks at once); treescore uses its default "
+        "1 native thread per task; the limit uses 2 threads in one call.",
+        "The rows/s of a sampled method is measured on its sample only.",
+    ]
+    if sizes.runs < 3:
+        notes.append(f"{sizes.runs} timed run per measurement in {sizes.mode} mode: a plumbing check, not a "
+                     "measurement.")
+    if sizes.mode != "full":
+        notes.append(f"{sizes.mode} mode: row counts are far below the full run's, so fixed costs (job planning and "
+                     "code generation, task start, per-partition model loads, JIT compilation still going on in a "
+                     "young JVM) weigh much more than at full size; use the full run for conclusions.")
+    return notes
 
 
 def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, results: List[Result],
@@ -149,9 +215,10 @@ def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, res
             "Each method's first scores against `Booster.predict` of the same rows (0 means bit-identical).", "",
             *agreement(agree), "", "## Batch size sweep", "",
             "mapInPandas with `spark.sql.execution.arrow.maxRecordsPerBatch`, treescore with "
-            "`spark.treescore.batch.rows`, over workload A's cached rows coalesced to one partition per core.", "",
+            "`spark.treescore.batch.rows`, over cached rows in one partition per core (so a batch can be as "
+            "large as a partition).", "",
             *sweep_table(results, "batch", "rows per batch"), "", "## Scaling", "",
-            "Rows read from Parquet (one partition per file), scored, noop-written.", "",
+            "Rows read from Parquet (split as spark.read does), scored, noop-written.", "",
             *sweep_table(results, "scaling", "rows"), "", "## Plots", ""]
     out += [f"![{p}]({p})" for p in plots] or [plot_note]
     if plots and plot_note:

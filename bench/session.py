@@ -2,14 +2,14 @@
 import os
 import sys
 from contextlib import contextmanager
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from bench.config import CORES
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def start(driver_memory: str):
+def start(driver_memory: str, java_options: str = ""):
     from pyspark.sql import SparkSession
 
     import treescore
@@ -27,10 +27,9 @@ def start(driver_memory: str):
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(2 * CORES))
-        # One partition per Parquet file (each file is one row group, under the 128 MB split
-        # size), so row counts map to whole, equal partitions and both cores stay busy.
-        .config("spark.sql.files.openCostInBytes", str(128 * 2**20))
     )
+    if java_options:
+        builder = builder.config("spark.driver.extraJavaOptions", java_options)
     spark = treescore.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -95,6 +94,20 @@ def batch_score_metrics(frame) -> Optional[Dict[str, int]]:
             return {name: int(metrics.apply(name).value())
                     for name in ("numOutputRows", "numBatches", "nativeTime", "modelLoadTime")}
     return None
+
+
+def stage_totals(spark) -> Dict[int, Tuple[int, int]]:
+    """Per stage of this application: (sum of task run times in ms, sum of task CPU times in ns),
+    from Spark's status store (what the UI's stage pages show)."""
+    jvm = spark._jvm
+    empty = spark.sparkContext._gateway.new_array(jvm.double, 0)
+    stages = spark._jsc.sc().statusStore().stageList(jvm.java.util.ArrayList(), False, False, empty,
+                                                      jvm.java.util.ArrayList())
+    totals = {}
+    for i in range(stages.size()):
+        stage = stages.apply(i)
+        totals[int(stage.stageId())] = (int(stage.executorRunTime()), int(stage.executorCpuTime()))
+    return totals
 
 
 def plan_has_batch_score(frame) -> bool:

@@ -22,14 +22,18 @@ def batch_size(bench: Bench) -> None:
     for key, build, setting in BATCHED:
         for i, size in enumerate(sizes.batch_sizes):
             note = f"capped: a partition holds {per_partition:,} rows" if size > per_partition else ""
+            warm = bench.warm_frame() if sizes.warm_rows else None
             bench.spark_result("batch", key, sizes.sweep_rows, lambda: session.noop_write(build(frame, bench.ctx)),
-                               conf={setting: size}, note=note, param=size, warm_up=(i == 0))
+                               warm_up=(lambda: session.noop_write(build(warm, bench.ctx))) if i == 0 else None,
+                               conf={setting: size}, note=note, param=size)
     frame.unpersist()
 
 
 def scaling(bench: Bench) -> None:
-    """Rows read from Parquet (one partition per file), scored, noop-written; per-row cost should stay flat."""
+    """Rows read from Parquet (partitioned as spark.read does), scored, noop-written; per-row cost should stay flat."""
+    smallest = bench.sizes.scaling_rows[0]
     for key, build, _ in BATCHED:
         for i, rows in enumerate(bench.sizes.scaling_rows):
             bench.spark_result("scaling", key, rows, lambda: session.noop_write(build(bench.read(rows), bench.ctx)),
-                               param=rows, warm_up=(i == 0))
+                               warm_up=(lambda: session.noop_write(build(bench.read(smallest), bench.ctx)))
+                               if i == 0 else None, param=rows)

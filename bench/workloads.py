@@ -2,7 +2,7 @@
 C (what-if grid), plus the limit, the agreement check and treescore's time breakdown."""
 import os
 import time
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -21,59 +21,99 @@ class Bench:
         self.results: List[Result] = []
         self.agreement: Dict[str, Dict[str, float]] = {}
         self.diagnostics: Dict[str, object] = {}
+        self._warm_frame = None
 
     def read(self, rows: int):
-        """The first `rows` rows from Parquet: one partition per file, as spark.read gives them."""
+        """The first `rows` rows from Parquet, split into partitions the way spark.read does by default."""
         from pyspark.sql import functions as F
 
         frame = self.spark.read.parquet(*data.files_for(self.paths, rows, self.sizes.chunk_rows))
         return frame if rows % self.sizes.chunk_rows == 0 else frame.where(F.col("id") < rows)
 
     def cached(self, rows: int, partitions: Optional[int] = None):
-        """The first `rows` rows in equal partitions (a multiple of the core count), cached in
-        memory and materialized before anything is timed."""
+        """The first `rows` rows in equal partitions (by default about partition_rows each, a
+        multiple of the core count), cached in memory and materialized before anything is timed."""
         if partitions is None:
             wanted = max(CORES, -(-rows // self.sizes.partition_rows))
             partitions = -(-wanted // CORES) * CORES
         frame = self.read(rows)
-        files = len(data.files_for(self.paths, rows, self.sizes.chunk_rows))
-        if rows % self.sizes.chunk_rows or files != partitions:  # else the files already are those partitions
+        if rows % self.sizes.chunk_rows or frame.rdd.getNumPartitions() != partitions:
             frame = frame.repartition(partitions)
         frame = frame.cache()
         frame.count()
         return frame
 
-    def spark_result(self, workload: str, key: str, rows: int, action, conf: Optional[dict] = None,
-                     note: str = "", param: Optional[int] = None, warm_up: bool = True) -> Result:
+    def warm_frame(self):
+        """The cached rows warm-up runs score: enough (warm_rows) for the JIT to compile the hot
+        per-row code with its optimizing compiler, for Python workers to start and model caches to
+        fill, without paying a full-size run at full size."""
+        if self._warm_frame is None:
+            self._warm_frame = self.cached(max(1, min(self.sizes.warm_rows, self.sizes.rows_a)))
+        return self._warm_frame
+
+    def spark_result(self, workload: str, key: str, rows: int, action: Callable[[], None],
+                     warm_up: Optional[Callable[[], None]], conf: Optional[dict] = None, note: str = "",
+                     param: Optional[int] = None) -> Result:
         session.collect_jvm_garbage(self.spark)
         with session.conf(self.spark, conf or {}):
             result = measure(Result(workload, key, rows, note=note, param=param), action, self.sizes.runs,
-                             self.pid, warm_up=warm_up and self.sizes.warm_up, log=self.log)
+                             self.pid, warm_up=warm_up if self.sizes.warm_rows else None, log=self.log)
         self.results.append(result)
         return result
 
-    def limit_result(self, workload: str, rows: int, action, note: str = "") -> Result:
+    def limit_result(self, workload: str, rows: int, action: Callable[[], None], warm_up: Callable[[], None],
+                     note: str = "") -> Result:
         """The limit runs in this process: its memory is this process's RSS alone."""
         result = measure(Result(workload, "limit", rows, note=note), action, self.sizes.runs, os.getpid(),
-                         with_children=False, warm_up=self.sizes.warm_up, log=self.log)
+                         with_children=False, warm_up=warm_up if self.sizes.warm_rows else None, log=self.log)
         self.results.append(result)
         return result
+
+    def matrix(self, rows: int) -> np.ndarray:
+        return data.load_matrix(data.files_for(self.paths, rows, self.sizes.chunk_rows), self.sizes.features, rows)
+
+
+def warm_jvm(bench: Bench) -> None:
+    """Scores the warm-up rows with treescore (batched and rule off), round after round, for
+    jvm_warm_seconds.
+
+    A fresh JVM keeps compiling (C2) for tens of seconds of work; whatever is measured first,
+    treescore, would pay for it, in wall time and in CPU time. Only JVM methods run here, so no
+    Python worker exists yet when treescore's memory is measured. Per-method warm-ups come on top.
+    """
+    if not bench.sizes.jvm_warm_seconds:
+        return
+    warm = bench.warm_frame()
+    started, rounds = time.perf_counter(), 0
+    jvm_heavy = [m for m in SPARK_METHODS if m.key in ("treescore_batched", "treescore_fallback")]
+    while rounds == 0 or time.perf_counter() - started < bench.sizes.jvm_warm_seconds:
+        for method in jvm_heavy:
+            with session.conf(bench.spark, method.conf):
+                session.noop_write(method.build(warm, bench.ctx))
+        rounds += 1
+    bench.diagnostics["jvm_warm_up"] = {"seconds": time.perf_counter() - started, "rounds": rounds,
+                                        "rows": warm.count()}
+    bench.log(f"JVM warm-up: {rounds} rounds of {len(jvm_heavy)} methods in {time.perf_counter() - started:.0f} s")
 
 
 def workload_a(bench: Bench) -> None:
     sizes, ctx = bench.sizes, bench.ctx
     frame = bench.cached(sizes.rows_a)
     sample = bench.cached(sizes.udf_rows_a)
+    warm = bench.warm_frame() if sizes.warm_rows else None
     for method in SPARK_METHODS:
-        source, rows, note = frame, sizes.rows_a, ""
+        source, rows, note, warm_source = frame, sizes.rows_a, "", warm
         if method.sampled:
-            source, rows = sample, sizes.udf_rows_a
+            source, rows, warm_source = sample, sizes.udf_rows_a, sample
             note = f"sampled: {rows:,} of {sizes.rows_a:,} rows"
         bench.spark_result("A", method.key, rows, lambda: session.noop_write(method.build(source, ctx)),
-                           conf=method.conf, note=note)
+                           warm_up=lambda: session.noop_write(method.build(warm_source, ctx)), conf=method.conf,
+                           note=note)
 
-    matrix = data.load_matrix(data.files_for(bench.paths, sizes.rows_a, sizes.chunk_rows), sizes.features, sizes.rows_a)
-    limit = bench.limit_result("A", sizes.rows_a, lambda: ctx.ensemble.predict(matrix, num_threads=CORES))
+    matrix = bench.matrix(sizes.rows_a)
+    small = matrix[: max(1, sizes.warm_rows)]
+    limit = bench.limit_result("A", sizes.rows_a, lambda: ctx.ensemble.predict(matrix, num_threads=CORES),
+                               warm_up=lambda: ctx.ensemble.predict(small, num_threads=CORES))
     started = time.perf_counter()  # one single-thread predict: how much do LightGBM's 2 threads give here?
     ctx.ensemble.predict(matrix, num_threads=1)
     bench.diagnostics["limit_one_thread_rows_per_second"] = sizes.rows_a / (time.perf_counter() - started)
@@ -81,7 +121,7 @@ def workload_a(bench: Bench) -> None:
         bench.diagnostics["limit_rows_per_second"] = limit.rows_per_second
     _agreement(bench, "A", frame, matrix)
     _treescore_breakdown(bench, frame)
-    del matrix
+    matrix = small = None  # frees the matrix (the lambdas above hold these cells, not the arrays)
     sample.unpersist()
     frame.unpersist()
 
@@ -119,15 +159,21 @@ def _agreement(bench: Bench, workload: str, frame, matrix: np.ndarray, rows: int
 
 
 def _treescore_breakdown(bench: Bench, frame) -> None:
-    """One more (untimed by the table) run of treescore batched, to read its operator's metrics."""
+    """One more run of treescore batched (not in the table), to read its operator's metrics."""
     scored = treescore_scored(frame, bench.ctx)
+    before = session.stage_totals(bench.spark)
     started = time.perf_counter()
     metrics = session.batch_score_metrics(scored)
     wall = time.perf_counter() - started
-    with session.conf(bench.spark, {"spark.treescore.batch.enabled": "false"}):
+    time.sleep(1.0)  # the status store hears of finished tasks asynchronously
+    after = session.stage_totals(bench.spark)
+    new = [after[s] for s in after if s not in before]
+    with session.conf(bench.spark, BATCH_OFF):
         fallback_planned = session.plan_has_batch_score(treescore_scored(frame, bench.ctx))
     bench.diagnostics["breakdown"] = {"metrics": metrics, "wall_seconds": wall, "cores": CORES,
-                                      "rows": bench.sizes.rows_a}
+                                      "rows": bench.sizes.rows_a,
+                                      "task_run_seconds": sum(run for run, _ in new) / 1e3,
+                                      "task_cpu_seconds": sum(cpu for _, cpu in new) / 1e9}
     bench.diagnostics["plans"] = {"batched_has_BatchScore": metrics is not None,
                                   "fallback_has_BatchScore": fallback_planned}
 
@@ -141,17 +187,20 @@ def workload_b(bench: Bench) -> None:
             note = f"sampled: {rows:,} of {sizes.rows_b:,} rows, repartitioned over {CORES} cores"
         out = os.path.join(bench.work_dir, "B", method.key)
 
-        def job(method=method, rows=rows, out=out):
+        def job(rows, method=method, out=out):
             frame = bench.read(rows)
-            if method.sampled:  # the sample sits in one file: spread it over the cores
+            if method.sampled:  # the sample sits in few files: spread it over the cores
                 frame = frame.repartition(CORES)
             method.build(frame, ctx).write.mode("overwrite").parquet(out)
 
-        bench.spark_result("B", method.key, rows, job, conf=method.conf, note=note)
+        warm_rows = rows if method.sampled else min(rows, sizes.warm_rows)
+        bench.spark_result("B", method.key, rows, lambda: job(rows), warm_up=lambda: job(warm_rows),
+                           conf=method.conf, note=note)
     # The limit has no I/O: B's floor is LightGBM's predict of B's rows, in memory.
-    matrix = data.load_matrix(data.files_for(bench.paths, sizes.rows_b, sizes.chunk_rows), sizes.features, sizes.rows_b)
+    matrix = bench.matrix(sizes.rows_b)
+    small = matrix[: max(1, sizes.warm_rows)]
     bench.limit_result("B", sizes.rows_b, lambda: ctx.ensemble.predict(matrix, num_threads=CORES),
-                       note="predict only, no I/O")
+                       warm_up=lambda: ctx.ensemble.predict(small, num_threads=CORES), note="predict only, no I/O")
 
 
 def workload_c(bench: Bench) -> None:
@@ -159,22 +208,29 @@ def workload_c(bench: Bench) -> None:
     levels = data.discount_grid(GRID_LEVELS)
     frame = bench.cached(sizes.rows_c)
     sample = bench.cached(sizes.udf_rows_c)
+    # Warm-ups score about warm_rows scores: rows_c rows at most, each row GRID_LEVELS times.
+    warm_rows = min(sizes.rows_c, max(sizes.udf_rows_c, sizes.warm_rows // GRID_LEVELS))
+    warm = bench.cached(warm_rows) if sizes.warm_rows else None
     for key, how, build in grid.GRID_METHODS:
         if build is None:
             bench.results.append(Result("C", key, sizes.rows_c, status="pending (grid construct not landed)"))
             continue
-        source, rows, note = frame, sizes.rows_c, how
+        source, rows, note, warm_source = frame, sizes.rows_c, how, warm
         if key == "python_udf":
-            source, rows = sample, sizes.udf_rows_c
+            source, rows, warm_source = sample, sizes.udf_rows_c, sample
             note = f"{how}; sampled: {rows:,} of {sizes.rows_c:,} rows"
-        bench.spark_result("C", key, rows, lambda: session.noop_write(build(source, ctx, levels)), note=note)
+        bench.spark_result("C", key, rows, lambda: session.noop_write(build(source, ctx, levels)),
+                           warm_up=lambda: session.noop_write(build(warm_source, ctx, levels)), note=note)
 
-    matrix = data.load_matrix(data.files_for(bench.paths, sizes.rows_c, sizes.chunk_rows), sizes.features, sizes.rows_c)
+    matrix = bench.matrix(sizes.rows_c)
+    small = matrix[:warm_rows].copy()
     bench.limit_result("C", sizes.rows_c, lambda: grid.limit(ctx.ensemble, matrix, levels, CORES),
+                       warm_up=lambda: grid.limit(ctx.ensemble, small, levels, CORES),
                        note="loop over levels, predict with 2 threads")
     _grid_agreement(bench, frame, matrix, levels)
-    sample.unpersist()
-    frame.unpersist()
+    for cached in (warm, sample, frame):
+        if cached is not None:
+            cached.unpersist()
 
 
 def _grid_agreement(bench: Bench, frame, matrix: np.ndarray, levels, rows: int = 16) -> None:
