@@ -75,7 +75,7 @@ def main(argv=None) -> int:
         shutil.rmtree(work_dir, ignore_errors=True)
 
     written, plot_note = plots.write_all(args.out, bench.results)
-    notes += report.method_notes(sizes)
+    notes += report.drift_note(bench.results) + report.method_notes(sizes)
     run = {"date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
            "command": "python -m bench" + {"full": "", "quick": " --quick", "smoke": " --smoke"}[sizes.mode],
            "seconds": time.perf_counter() - started, "notes": notes, "load_start": load_start,

@@ -1,14 +1,16 @@
 """Workload C, the what-if grid: every row scored at each of 15 discount levels (feature f000).
 
 Two shapes: explode the rows (cross join with the levels, then score as in A), or loop over
-the levels inside each batch (mapInPandas, mapInArrow, the limit). Every Spark method returns
-(id, discount, prediction), 15 rows per input row. treescore's grid construct has not landed,
-so its C rows are reported as pending; treescore over exploded rows is measured separately
-as today's workaround.
+the levels inside each batch (mapInPandas, mapInArrow, the limit). treescore uses its grid
+construct (score_grid over an Ensemble of the three models) where the installed treescore has
+one; with an older treescore its C rows are reported as pending, never estimated. treescore
+over exploded rows is measured separately as the workaround without the construct. Every
+Spark method returns (id, discount, prediction), 15 rows per input row.
 """
 import numpy as np
 
 from bench import methods, pyworker
+from bench.methods import BATCH_OFF
 
 DISCOUNT = "f000"  # the what-if feature
 KEEP = ("id", "discount")
@@ -31,6 +33,26 @@ def _exploding(build):
     def scored(frame, ctx, levels):
         return build(explode(frame, levels).select("id", "discount", *ctx.names), ctx, keep=KEEP)
     return scored
+
+
+def has_grid_construct() -> bool:
+    import treescore
+
+    return hasattr(treescore, "score_grid") and hasattr(treescore, "Ensemble")
+
+
+def treescore_grid(frame, ctx, levels):
+    """score_grid over Ensemble(m1, m2, m3, weights, combine="sum"): w1*s1 + w2*s2 + w3*s3 in member
+    order, as in A, at every level of f000, natively; its array<double> is exploded into rows
+    so the output has the same shape as every other method's."""
+    import treescore
+    from pyspark.sql import functions as F
+
+    ensemble = treescore.Ensemble(ctx.treescore_models, weights=list(ctx.ensemble.weights), combine="sum")
+    curve = treescore.score_grid(ensemble, vary={DISCOUNT: [float(level) for level in levels]})
+    values = F.array(*[F.lit(float(level)) for level in levels])
+    return (frame.select("id", F.posexplode(curve).alias("position", "prediction"))
+            .select("id", F.element_at(values, F.col("position") + 1).alias("discount"), "prediction"))
 
 
 def _levels_frame(ids: np.ndarray, levels: np.ndarray):
@@ -87,15 +109,19 @@ def limit(ensemble, matrix: np.ndarray, levels, threads: int) -> np.ndarray:
     return _predict_grid(Model, matrix, np.asarray(levels, dtype=np.float64))
 
 
-# (method key, how it handles the grid, builder or None for pending)
+PENDING = "pending (grid construct not landed)"
+_GRID = has_grid_construct()
+_HOW = "treescore's grid construct (score_grid), exploded to rows"
+
+# (method key, how it handles the grid, builder or None for pending, session settings)
 GRID_METHODS = [
-    ("treescore_batched", "pending (grid construct not landed)", None),
-    ("treescore_fallback", "pending (grid construct not landed)", None),
+    ("treescore_batched", _HOW if _GRID else PENDING, treescore_grid if _GRID else None, {}),
+    ("treescore_fallback", _HOW + "; rule off" if _GRID else PENDING, treescore_grid if _GRID else None, BATCH_OFF),
     ("treescore_batched_exploded", "explode rows, then treescore batched (workaround)",
-     _exploding(methods.treescore_scored)),
-    ("map_in_pandas", "loop over levels inside each batch", map_in_pandas_loop),
-    ("map_in_arrow", "loop over levels inside each batch", map_in_arrow_loop),
-    ("pandas_udf", "explode rows", _exploding(methods.pandas_udf)),
-    ("pandas_udf_iter", "explode rows", _exploding(methods.pandas_udf_iter)),
-    ("python_udf", "explode rows", _exploding(methods.python_udf)),
+     _exploding(methods.treescore_scored), {}),
+    ("map_in_pandas", "loop over levels inside each batch", map_in_pandas_loop, {}),
+    ("map_in_arrow", "loop over levels inside each batch", map_in_arrow_loop, {}),
+    ("pandas_udf", "explode rows", _exploding(methods.pandas_udf), {}),
+    ("pandas_udf_iter", "explode rows", _exploding(methods.pandas_udf_iter), {}),
+    ("python_udf", "explode rows", _exploding(methods.python_udf), {}),
 ]

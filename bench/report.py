@@ -171,6 +171,19 @@ def setup(sizes: Sizes, ensemble, jvm_warm_up: Optional[Dict]) -> Dict[str, str]
     return lines
 
 
+def drift_note(results: List[Result]) -> List[str]:
+    """treescore batched in A against the same rows and batch size later in the run (batch sweep)."""
+    a = _find(results, "A", "treescore_batched")
+    later = next((r for r in results if r.workload == "batch" and r.method == "treescore_batched"
+                  and r.param == 8_192 and r.ok and r.rows == getattr(a, "rows", None)), None)
+    if not (a and a.ok and later):
+        return []
+    return [f"Drift check: treescore batched with its default 8,192-row batches ran at {a.rows_per_second:,.0f} rows/s "
+            f"({a.cpu_microseconds_per_row:,.0f} CPU us/row) in A and at {later.rows_per_second:,.0f} rows/s "
+            f"({later.cpu_microseconds_per_row:,.0f} CPU us/row) on the same rows in the batch sweep, minutes later "
+            "in the same JVM. A large gap means the JVM was still compiling during A."]
+
+
 def method_notes(sizes: Sizes) -> List[str]:
     notes = [
         "Peak RSS: summed over the Spark JVM and every descendant process (PySpark daemon, Python workers), read "
@@ -178,9 +191,11 @@ def method_notes(sizes: Sizes) -> List[str]:
         "the limit's is this driver process's own RSS (it holds the feature matrix). 'RSS before' is the same sum "
         "just before the timed runs. Shared pages of forked workers count once per process.",
         "A full JVM GC runs before each Spark method so that G1 can return heap; the growth during a method's runs "
-        "is then mostly the heap growing back under that method's allocation. Methods run in the order treescore "
-        "batched, treescore rule off, mapInPandas, mapInArrow, pandas UDFs, Python UDF, so treescore's peaks never "
-        "include idle Python workers, while every later method's do (workers are reused, as by default).",
+        "is then mostly the heap growing back under that method's allocation. Within each workload methods run in "
+        "the order treescore batched, treescore rule off, mapInPandas, mapInArrow, pandas UDFs, Python UDF. In A, "
+        "treescore runs before any Python worker exists; after that, idle workers (reused, as by default) stay "
+        "alive and count toward every later peak, treescore's in B, C and the sweeps included: the 'of which "
+        "Python workers' column shows how much.",
         "CPU us/row: user + system CPU time of the measured process tree over the timed runs (JVM with its JIT and "
         "GC threads, Python workers; for the limit, this process), per row. Unlike rows/s it barely changes when "
         "another tenant takes a core, so it is the steadier way to compare methods on a shared machine.",

@@ -1,14 +1,14 @@
 """Workloads A (cached DataFrame, noop write), B (Parquet in, score, Parquet out) and
-C (what-if grid), plus the limit, the agreement check and treescore's time breakdown."""
+C (what-if grid), each with the limit, and the JVM warm-up that comes before them."""
 import os
 import time
 from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
-from bench import data, grid, session
+from bench import checks, data, grid, session
 from bench.config import CORES, GRID_LEVELS, Sizes
-from bench.methods import BATCH_OFF, SPARK_METHODS, Context, treescore_scored
+from bench.methods import SPARK_METHODS, Context
 from bench.timing import Result, measure
 
 
@@ -119,63 +119,11 @@ def workload_a(bench: Bench) -> None:
     bench.diagnostics["limit_one_thread_rows_per_second"] = sizes.rows_a / (time.perf_counter() - started)
     if limit.ok:
         bench.diagnostics["limit_rows_per_second"] = limit.rows_per_second
-    _agreement(bench, "A", frame, matrix)
-    _treescore_breakdown(bench, frame)
+    checks.agreement(bench, "A", frame, matrix)
+    checks.treescore_breakdown(bench, frame)
     matrix = small = None  # frees the matrix (the lambdas above hold these cells, not the arrays)
     sample.unpersist()
     frame.unpersist()
-
-
-def _compare(bench: Bench, workload: str, frames: Dict[str, object], order: List[str], expected: np.ndarray,
-             conf: Optional[dict] = None) -> None:
-    """Collects every method's scores in one Spark job (a union) and records max |score - expected|."""
-    from pyspark.sql import functions as F
-
-    tagged = [frame.withColumn("method", F.lit(key)) for key, frame in frames.items()]
-    union = tagged[0]
-    for frame in tagged[1:]:
-        union = union.unionByName(frame)
-    found = bench.agreement.setdefault(workload, {})
-    try:
-        with session.conf(bench.spark, conf or {}):
-            collected = union.toPandas()
-        for key, part in collected.groupby("method"):
-            got = part.sort_values(order)["prediction"].to_numpy()
-            found[key] = float(np.max(np.abs(got - expected))) if len(got) == len(expected) else "wrong row count"
-    except Exception as error:
-        for key in frames:
-            found[key] = f"failed: {type(error).__name__}"
-
-
-def _agreement(bench: Bench, workload: str, frame, matrix: np.ndarray, rows: int = 256) -> None:
-    """Largest |difference| between each method's first scores and LightGBM's own predict."""
-    from pyspark.sql import functions as F
-
-    expected = bench.ctx.ensemble.predict(matrix[:rows], num_threads=1)
-    small = frame.where(F.col("id") < rows)
-    for conf in ({}, BATCH_OFF):  # the rule-off method needs its setting for the whole query
-        frames = {m.key: m.build(small, bench.ctx) for m in SPARK_METHODS if m.conf == conf}
-        _compare(bench, workload, frames, ["id"], expected, conf)
-
-
-def _treescore_breakdown(bench: Bench, frame) -> None:
-    """One more run of treescore batched (not in the table), to read its operator's metrics."""
-    scored = treescore_scored(frame, bench.ctx)
-    before = session.stage_totals(bench.spark)
-    started = time.perf_counter()
-    metrics = session.batch_score_metrics(scored)
-    wall = time.perf_counter() - started
-    time.sleep(1.0)  # the status store hears of finished tasks asynchronously
-    after = session.stage_totals(bench.spark)
-    new = [after[s] for s in after if s not in before]
-    with session.conf(bench.spark, BATCH_OFF):
-        fallback_planned = session.plan_has_batch_score(treescore_scored(frame, bench.ctx))
-    bench.diagnostics["breakdown"] = {"metrics": metrics, "wall_seconds": wall, "cores": CORES,
-                                      "rows": bench.sizes.rows_a,
-                                      "task_run_seconds": sum(run for run, _ in new) / 1e3,
-                                      "task_cpu_seconds": sum(cpu for _, cpu in new) / 1e9}
-    bench.diagnostics["plans"] = {"batched_has_BatchScore": metrics is not None,
-                                  "fallback_has_BatchScore": fallback_planned}
 
 
 def workload_b(bench: Bench) -> None:
@@ -211,32 +159,23 @@ def workload_c(bench: Bench) -> None:
     # Warm-ups score about warm_rows scores: rows_c rows at most, each row GRID_LEVELS times.
     warm_rows = min(sizes.rows_c, max(sizes.udf_rows_c, sizes.warm_rows // GRID_LEVELS))
     warm = bench.cached(warm_rows) if sizes.warm_rows else None
-    for key, how, build in grid.GRID_METHODS:
+    for key, how, build, conf in grid.GRID_METHODS:
         if build is None:
-            bench.results.append(Result("C", key, sizes.rows_c, status="pending (grid construct not landed)"))
+            bench.results.append(Result("C", key, sizes.rows_c, status=grid.PENDING))
             continue
         source, rows, note, warm_source = frame, sizes.rows_c, how, warm
         if key == "python_udf":
             source, rows, warm_source = sample, sizes.udf_rows_c, sample
             note = f"{how}; sampled: {rows:,} of {sizes.rows_c:,} rows"
         bench.spark_result("C", key, rows, lambda: session.noop_write(build(source, ctx, levels)),
-                           warm_up=lambda: session.noop_write(build(warm_source, ctx, levels)), note=note)
+                           warm_up=lambda: session.noop_write(build(warm_source, ctx, levels)), conf=conf, note=note)
 
     matrix = bench.matrix(sizes.rows_c)
     small = matrix[:warm_rows].copy()
     bench.limit_result("C", sizes.rows_c, lambda: grid.limit(ctx.ensemble, matrix, levels, CORES),
                        warm_up=lambda: grid.limit(ctx.ensemble, small, levels, CORES),
                        note="loop over levels, predict with 2 threads")
-    _grid_agreement(bench, frame, matrix, levels)
+    checks.grid_agreement(bench, frame, matrix, levels)
     for cached in (warm, sample, frame):
         if cached is not None:
             cached.unpersist()
-
-
-def _grid_agreement(bench: Bench, frame, matrix: np.ndarray, levels, rows: int = 16) -> None:
-    from pyspark.sql import functions as F
-
-    expected = grid.limit(bench.ctx.ensemble, matrix[:rows].copy(), levels, 1)
-    small = frame.where(F.col("id") < rows)
-    frames = {key: build(small, bench.ctx, levels) for key, _, build in grid.GRID_METHODS if build is not None}
-    _compare(bench, "C", frames, ["id", "discount"], expected)
