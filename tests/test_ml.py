@@ -138,6 +138,8 @@ def test_bad_stages_fail_with_messages_naming_the_column(spark, data, boosters):
         ScoreTransformer(model, kind="proba")
     with pytest.raises(TypeError, match="got str"):
         ScoreTransformer("/models/churn.txt")
+    with pytest.raises(ValueError, match="has no model or scorer"):
+        ScoreTransformer(outputCol="p").transform(df)
 
 
 @pytest.mark.slow

@@ -111,11 +111,18 @@ class ScoreTransformer(JavaTransformer, JavaMLReadable, JavaMLWritable):
 
     def describe(self) -> str:
         """What the stage scores, e.g. 'model(3f1c2a...)' or 'route(market: DE -> ...)'."""
-        return self._java_obj.describe()
+        return self._java_stage().describe()
 
     def _transform(self, dataset):
+        self._java_stage()
         with jvm_errors():
             return super()._transform(dataset)
+
+    def _java_stage(self):
+        if self._java_obj is None:
+            raise ValueError("treescore: this ScoreTransformer has no model or scorer; construct it with one, "
+                             "e.g. ScoreTransformer(treescore.Model.load(path)), or load a saved stage")
+        return self._java_obj
 
 
 def _java_scorer(scorer: Union[Model, Scorable]):

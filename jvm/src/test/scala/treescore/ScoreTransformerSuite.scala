@@ -118,7 +118,10 @@ class ScoreTransformerSuite extends SparkSuite {
     val path = tempDir.resolve("damaged")
     new ScoreTransformer(regressionModel).write.save(path.toString)
     val file = path.resolve(s"model/${regressionModel.contentHash}.txt")
-    Files.writeString(file, Files.readString(file).replaceFirst("(?<v>leaf_value=[^ \\n]+)", "${v}1")) // one more digit: valid, different
+    // One digit of the first leaf value changed: still a valid model, but a different one.
+    val text = Files.readString(file)
+    val digit = (text.indexOf("leaf_value=") until text.length).find(i => text(i) >= '1' && text(i) <= '9').get
+    Files.writeString(file, text.updated(digit, if (text(digit) == '9') '1' else (text(digit) + 1).toChar))
     val e = intercept[Exception](ScoreTransformer.load(path.toString))
     assert(e.getMessage.contains(regressionModel.contentHash) && e.getMessage.contains("changed or damaged"), e.getMessage)
     val empty = tempDir.resolve("not-a-stage")
