@@ -1,7 +1,6 @@
 package treescore.sql
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.treescore.SqlErrors
 
 import treescore.ensemble.{ModelScorer, Scorable}
 import treescore.model.TreeModel

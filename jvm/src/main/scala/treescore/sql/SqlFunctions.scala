@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{CreateArray, CreateMap, Expression, ExpressionInfo, Literal}
 import org.apache.spark.sql.catalyst.util.{ArrayData, MapData}
-import org.apache.spark.sql.treescore.{ColumnBridge, SqlErrors}
+import org.apache.spark.sql.treescore.ColumnBridge
 import org.apache.spark.sql.types.{ArrayType, BinaryType, Decimal, MapType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
