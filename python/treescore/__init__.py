@@ -11,8 +11,9 @@ from treescore.ensembles import Cascade, Ensemble, Grid, Member, Routed, load, s
 from treescore.errors import InvalidModelError
 from treescore.functions import score
 from treescore.model import Model
+from treescore.registry import register
 from treescore.session import configure, jar_path
 
-__all__ = ["configure", "jar_path", "Model", "score", "InvalidModelError",
+__all__ = ["configure", "jar_path", "Model", "score", "register", "InvalidModelError",
            "Ensemble", "Member", "Routed", "Cascade", "Grid", "score_grid", "load"]
 __version__ = "0.1.0"

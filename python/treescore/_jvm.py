@@ -1,10 +1,15 @@
-"""Access to the JVM of the active Spark session (classic PySpark, through py4j)."""
-from pyspark import SparkContext
+"""Access to the JVM of the active Spark session (classic PySpark, through py4j).
+
+py4j is imported only here and only when called, so treescore imports and scores on a Spark
+Connect client (pyspark-client), where py4j is absent; see treescore._connect.
+"""
 from pyspark.sql import SparkSession
 
 
 def active_jvm():
     """The py4j JVM view of the running SparkContext; raises if there is none."""
+    from pyspark import SparkContext
+
     sc = SparkContext._active_spark_context
     if sc is None or sc._jvm is None:
         raise RuntimeError(

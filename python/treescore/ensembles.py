@@ -15,6 +15,7 @@ from typing import Dict, Optional, Sequence, Union
 
 from pyspark.sql import Column
 
+from treescore._connect import active_connect_session
 from treescore._jvm import active_jvm
 from treescore.errors import jvm_errors
 from treescore.model import Model
@@ -31,6 +32,9 @@ class Scorable:
 
     def _java(self):
         """The JVM scorer this spec describes, checked by the JVM (errors name the JSON path)."""
+        if active_connect_session() is not None:
+            raise NotImplementedError("treescore: on Spark Connect the server checks a scorer when it is scored; "
+                                      "save() and describe() need the classic API")
         models: Dict[str, Model] = {}
         spec = json.dumps({"treescore_spec": 1, "scorer": self._node(models)})
         jvm = active_jvm()
@@ -68,8 +72,12 @@ class Member:
         self.model, self.columns, self.raw = model, dict(columns or {}), raw
 
     def _node(self, models: Dict[str, Model]) -> dict:
-        models[self.model.content_hash] = self.model
-        node = {"type": "model", "model": self.model.content_hash}
+        if self.model._path is not None:
+            # A Spark Connect model loaded by path: the server reads the file the spec names.
+            node = {"type": "model", "file": self.model._path}
+        else:
+            models[self.model.content_hash] = self.model
+            node = {"type": "model", "model": self.model.content_hash}
         if self.columns:
             node["columns"] = self.columns
         if self.raw:
@@ -177,15 +185,20 @@ class Grid(Scorable):
 
 
 class Loaded(Scorable):
-    """A scorer read from a saved spec folder by treescore.load()."""
+    """A scorer read from a saved spec folder by treescore.load(). On Spark Connect it keeps
+    the folder's path, which the server reads when it is scored or registered."""
 
-    def __init__(self, java_scorable):
-        self._java_scorable = java_scorable
+    def __init__(self, java_scorable, path: Optional[str] = None):
+        self._java_scorable, self._path = java_scorable, path
 
     def _java(self):
+        if self._java_scorable is None:
+            raise NotImplementedError("treescore: on Spark Connect a loaded scorer is read by the server; "
+                                      "score or register it, but nest it only in the classic API")
         return self._java_scorable
 
     def _node(self, models):
+        self._java()
         for java_model in active_jvm().treescore.ensemble.SpecIO.modelsOf(self._java_scorable):
             models[java_model.contentHash()] = Model(java_model)
         spec = json.loads(active_jvm().treescore.ensemble.SpecIO.specJson(self._java_scorable, True))
@@ -193,7 +206,11 @@ class Loaded(Scorable):
 
 
 def load(path: str) -> Loaded:
-    """Loads a scorer saved with .save(path), checking every part (errors name the JSON path)."""
+    """Loads a scorer saved with .save(path), checking every part (errors name the JSON path).
+
+    On Spark Connect the server reads and checks the folder when the scorer is first used."""
+    if active_connect_session() is not None:
+        return Loaded(None, path=path)
     with jvm_errors():
         return Loaded(active_jvm().treescore.ensemble.SpecIO.load(path))
 

@@ -1,9 +1,6 @@
 """Python exceptions for errors raised by treescore's JVM side."""
 from contextlib import contextmanager
 
-from py4j.protocol import Py4JJavaError
-from pyspark.errors.exceptions.captured import CapturedException
-
 
 class InvalidModelError(ValueError):
     """The model text is not a well-formed LightGBM model; the message says where and why."""
@@ -18,6 +15,8 @@ _JAVA_TO_PYTHON = {
 
 
 def _java_exception(error: Exception):
+    from py4j.protocol import Py4JJavaError
+
     # PySpark turns some Java exceptions (IllegalArgumentException and its subclasses among
     # them) into its own CapturedException before we see them; the original stays attached.
     if isinstance(error, Py4JJavaError):
@@ -28,6 +27,10 @@ def _java_exception(error: Exception):
 @contextmanager
 def jvm_errors():
     """Re-raises treescore's JVM errors as the matching Python exception, with the JVM's message."""
+    # Imported here, not at the top: a Spark Connect client has no py4j (see treescore._connect).
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors.exceptions.captured import CapturedException
+
     try:
         yield
     except (Py4JJavaError, CapturedException) as error:

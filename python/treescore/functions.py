@@ -1,10 +1,9 @@
 """treescore.score: the Column that scores a model inside a Spark query."""
 from typing import TYPE_CHECKING, Optional, Union
 
-from pyspark import SparkContext
 from pyspark.sql import Column
-from pyspark.sql.classic.column import _to_java_column, _to_seq
 
+from treescore import _connect
 from treescore._jvm import active_jvm
 from treescore.errors import jvm_errors
 from treescore.model import Model
@@ -42,6 +41,9 @@ def score(
 
     `model` may also be an Ensemble, Routed, Cascade, Grid or a loaded spec (see
     treescore.ensembles); those read their inputs by column name.
+
+    On a Spark Connect client the call is built from SQL functions registered on the server
+    (see treescore._connect); the scores are the same.
     """
     from treescore.ensembles import Scorable
 
@@ -49,12 +51,21 @@ def score(
         if features or kind != "prediction" or start_iteration or num_iterations:
             raise ValueError("treescore: ensembles, routes, cascades and grids read their inputs by column name "
                              "and return predictions; pass no columns, kind or iterations")
+        if _connect.active_connect_session() is not None:
+            return _connect.score_scorable(model)
         with jvm_errors():
             return Column(active_jvm().treescore.functions.score(model._java()))
     if kind not in KINDS:
         raise ValueError(f"treescore: unknown score kind '{kind}'; expected one of {', '.join(KINDS)}")
     if len(features) == 1 and isinstance(features[0], (list, tuple)):
         features = tuple(features[0])
+    if not isinstance(model, Model):
+        raise TypeError(f"treescore: score takes a Model or a scorer, got {type(model).__name__}")
+    if model._is_connect:
+        return _connect.score_model(model, features, kind, start_iteration, num_iterations)
+    from pyspark import SparkContext
+    from pyspark.sql.classic.column import _to_java_column, _to_seq
+
     jvm = active_jvm()
     with jvm_errors():
         options = jvm.treescore.ScoreOptions(kind, start_iteration, num_iterations or -1)

@@ -1,6 +1,8 @@
 """treescore.Model: a LightGBM model, checked and held by the JVM, ready to score in Spark."""
+import hashlib
 from typing import List, Optional
 
+from treescore._connect import active_connect_session
 from treescore._jvm import active_jvm
 from treescore.errors import jvm_errors
 
@@ -10,10 +12,15 @@ class Model:
 
     The model's text is validated on the driver when it is made, so a damaged file fails here,
     with a message naming the problem, instead of crashing an executor later.
+
+    On a Spark Connect client there is no JVM to hold the model: Model.load keeps the path,
+    which the server reads when the model is first scored (so it names a file the server can
+    read, like any data path), and Model.from_string / from_booster keep the text, which is
+    sent with the query and checked by the server.
     """
 
-    def __init__(self, java_model):
-        self._java_model = java_model
+    def __init__(self, java_model, text: Optional[str] = None, path: Optional[str] = None):
+        self._java_model, self._text, self._path = java_model, text, path
 
     @classmethod
     def load(cls, path: str, sha256: Optional[str] = None) -> "Model":
@@ -24,6 +31,11 @@ class Model:
 
         >>> model = Model.load("/models/churn.txt", sha256="3f1c...")
         """
+        if active_connect_session() is not None:
+            if sha256 is not None:
+                raise ValueError("treescore: on Spark Connect the server reads the model file; "
+                                 "sha256 checks need the classic API")
+            return cls(None, path=path)
         tree_model = active_jvm().treescore.model.TreeModel
         with jvm_errors():
             return cls(tree_model.load(path) if sha256 is None else tree_model.load(path, sha256))
@@ -31,6 +43,8 @@ class Model:
     @classmethod
     def from_string(cls, text: str) -> "Model":
         """A model from LightGBM's text format, as Booster.model_to_string() returns it."""
+        if active_connect_session() is not None:
+            return cls(None, text=text)
         with jvm_errors():
             return cls(active_jvm().treescore.model.TreeModel.fromString(text))
 
@@ -43,30 +57,50 @@ class Model:
         return cls.from_string(booster.model_to_string())
 
     @property
+    def _is_connect(self) -> bool:
+        return self._java_model is None
+
+    def _jvm_model(self, what: str):
+        if self._is_connect:
+            raise NotImplementedError(f"treescore: Model.{what} needs the classic (py4j) API; on Spark Connect the "
+                                      "server holds the model")
+        return self._java_model
+
+    @property
     def feature_names(self) -> List[str]:
-        return list(self._java_model.featureNamesArray())
+        if self._is_connect and self._text is not None:
+            for line in self._text.splitlines():
+                if line.startswith("feature_names="):
+                    return line[len("feature_names="):].split(" ")
+        return list(self._jvm_model("feature_names").featureNamesArray())
 
     @property
     def num_features(self) -> int:
+        if self._is_connect:
+            return len(self.feature_names)
         return self._java_model.numFeatures()
 
     @property
     def num_classes(self) -> int:
-        return self._java_model.numClasses()
+        return self._jvm_model("num_classes").numClasses()
 
     @property
     def num_iterations(self) -> int:
-        return self._java_model.numIterations()
+        return self._jvm_model("num_iterations").numIterations()
 
     @property
     def categorical_features(self) -> List[str]:
         """The features the model splits on by category; give them as integer category codes."""
-        return list(self._java_model.categoricalFeaturesArray())
+        return list(self._jvm_model("categorical_features").categoricalFeaturesArray())
 
     @property
     def content_hash(self) -> str:
         """SHA-256 of the model text: the model's identity on the cluster."""
-        return self._java_model.contentHash()
+        if self._is_connect and self._text is not None:
+            return hashlib.sha256(self._text.encode("utf-8")).hexdigest()
+        return self._jvm_model("content_hash").contentHash()
 
     def __repr__(self) -> str:
+        if self._is_connect:
+            return f"Model(path={self._path!r})" if self._path is not None else f"Model({self.content_hash[:12]})"
         return f"Model({self.content_hash[:12]}, {self.num_features} features)"

@@ -3,6 +3,7 @@ package treescore
 import org.apache.spark.sql.SparkSessionExtensions
 
 import treescore.rules.{BatchScoreStrategy, ExtractScoreCalls}
+import treescore.sql.SqlFunctions
 
 /**
  * Enables treescore's batched scoring:
@@ -17,5 +18,7 @@ class TreescoreExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectPreCBORule(session => ExtractScoreCalls(session))
     // Plans each BatchScore node as the batched physical operator, BatchScoreExec.
     extensions.injectPlannerStrategy(_ => BatchScoreStrategy)
+    // treescore_score(...) and friends for SQL and Spark Connect clients (treescore.sql).
+    SqlFunctions.all.foreach(extensions.injectFunction(_))
   }
 }

@@ -1,0 +1,81 @@
+"""Spark Connect: treescore's calls built from the SQL functions its extensions register on
+the server (treescore_score_model, treescore_score_spec, treescore_describe), so nothing
+here needs py4j or a JVM on the client.
+
+A model reaches the server either by path (Model.load: the server reads the file, as it reads
+any data path) or as its text in the query (Model.from_string / from_booster). The server
+checks and caches it at analysis time and builds the same expression as the classic API.
+"""
+import json
+from typing import Dict, List, Sequence
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+CONF_PREFIX = "spark.treescore.model."
+
+
+def is_connect(session) -> bool:
+    """Whether `session` is a Spark Connect session (checked by module, so classic installs
+    without Connect's gRPC dependencies never import it)."""
+    return session is not None and type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def active_connect_session():
+    """The active Spark Connect session, or None when there is none (or it is classic)."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    return session if is_connect(session) else None
+
+
+def _model_literal(model) -> Column:
+    if model._path is not None:
+        return F.lit(model._path)
+    return F.lit(bytearray(model._text.encode("utf-8")))
+
+
+def _columns(features) -> List[Column]:
+    return [F.col(f) if isinstance(f, str) else f for f in features]
+
+
+def score_model(model, features: Sequence, kind: str, start_iteration: int, num_iterations) -> Column:
+    args = [_model_literal(model)]
+    options = {}
+    if kind != "prediction":
+        options["kind"] = kind
+    if start_iteration:
+        options["start_iteration"] = str(int(start_iteration))
+    if num_iterations:
+        options["num_iterations"] = str(int(num_iterations))
+    if options:
+        args.append(F.create_map(*[F.lit(part) for item in options.items() for part in item]))
+    return F.call_function("treescore_score_model", *args, *_columns(features))
+
+
+def score_scorable(scorable) -> Column:
+    """An Ensemble, Routed, Cascade or Grid as its JSON spec plus the texts of its in-memory
+    models; models loaded by path are named by path in the spec and read by the server."""
+    path = getattr(scorable, "_path", None)
+    if path is not None:
+        return F.call_function("treescore_score_model", F.lit(path))
+    models: Dict[str, object] = {}
+    spec = json.dumps({"treescore_spec": 1, "scorer": scorable._node(models)})
+    texts = [F.lit(bytearray(m._text.encode("utf-8"))) for m in models.values()]
+    return F.call_function("treescore_score_spec", F.lit(spec), *texts)
+
+
+def register(session, name: str, path: str) -> None:
+    """Registers `path` (a model file or saved scorer folder the server can read) as `name`
+    in the session's conf, then resolves it once so that a bad path fails here."""
+    key = CONF_PREFIX + name
+    previous = session.conf.get(key, None)
+    session.conf.set(key, path)
+    try:
+        session.range(1).select(F.call_function("treescore_describe", F.lit(name))).collect()
+    except Exception:
+        if previous is None:
+            session.conf.unset(key)
+        else:
+            session.conf.set(key, previous)
+        raise

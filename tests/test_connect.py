@@ -1,0 +1,173 @@
+"""treescore from a Spark Connect client without py4j: a local Connect server started here with
+the treescore jar and extensions, and a client virtualenv holding only pyspark-client (the
+Connect-only PySpark) and the built treescore wheel. Scores must equal Booster.predict."""
+import glob
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pyspark
+import pytest
+
+import treescore
+from conftest import FEATURE_NAMES, features, write_parquet
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MAJOR, MINOR = (int(p) for p in pyspark.__version__.split(".")[:2])
+CLIENT = f"pyspark-client>={MAJOR}.{MINOR},<{MAJOR}.{MINOR + 1}"
+
+CLIENT_SCRIPT = textwrap.dedent("""
+    import contextlib, io, json, sys
+    try:
+        import py4j  # noqa: F401
+        sys.exit("py4j is importable in the Connect client's virtualenv")
+    except ImportError:
+        pass
+    from pyspark.sql import SparkSession, functions as F
+    import treescore
+
+    url, data, model_file, text_file, out = sys.argv[1:]
+    features = [f"x{i}" for i in range(8)]
+    spark = SparkSession.builder.remote(url).getOrCreate()
+    assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
+    df = spark.read.parquet(data)
+    by_path = treescore.Model.load(model_file)  # the server reads the file
+    with open(text_file) as f:
+        by_text = treescore.Model.from_string(f.read())  # the text travels with the query
+    scored = df.orderBy("id").select(
+        treescore.score(by_path).alias("reg"),
+        treescore.score(by_text, *[F.col(c) for c in features]).alias("bin"),
+        treescore.score(by_path, kind="contrib", num_iterations=10).alias("contrib"),
+        treescore.score(treescore.Ensemble([by_path, by_text], weights=[0.25, 0.75], combine="sum")).alias("blend"),
+        treescore.score_grid(by_text, vary={"x1": [-1.0, 0.5]}).alias("grid"))
+    plan = io.StringIO()
+    with contextlib.redirect_stdout(plan):
+        scored.explain()
+    rows = scored.collect()
+
+    treescore.register(spark, "reg_named", by_path)
+    df.createOrReplaceTempView("t")
+    named = spark.sql("SELECT treescore_score('reg_named') FROM t ORDER BY id").collect()
+
+    def error(action):
+        try:
+            action()
+        except Exception as e:
+            return f"{type(e).__name__}: {e}"
+        return None
+
+    result = {
+        "plan": plan.getvalue(),
+        "reg": [r["reg"] for r in rows], "bin": [r["bin"] for r in rows],
+        "contrib": [list(r["contrib"]) for r in rows], "blend": [r["blend"] for r in rows],
+        "grid": [list(r["grid"]) for r in rows], "named": [r[0] for r in named],
+        "unknown": error(lambda: spark.sql("SELECT treescore_score('nope', 1.0)").collect()),
+        "missing": error(lambda: treescore.register(spark, "gone", "/no/such/model.txt")),
+        "in_memory": error(lambda: treescore.register(spark, "text_model", by_text)),
+    }
+    with open(out, "w") as f:
+        json.dump(result, f)
+    spark.stop()
+    print("CONNECT-OK")
+""")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for_port(port: int, server: subprocess.Popen, log_path: str, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"the Connect server exited ({server.returncode}):\n" + open(log_path).read()[-5000:])
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(1)
+    raise AssertionError("the Connect server did not listen within 180 s:\n" + open(log_path).read()[-5000:])
+
+
+def _client_venv(tmp_path, wheel: str) -> str:
+    """A virtualenv with pyspark-client (which brings pandas, pyarrow and gRPC) and treescore,
+    installed without its dependencies so that neither full PySpark nor py4j comes along."""
+    venv = tmp_path / "client-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    # pandas below 3, as treescore's own extras pin it: PySpark 4.0 predates pandas 3.
+    for args in ([CLIENT, "pandas>=2.0,<3"], ["--no-deps", wheel]):
+        done = subprocess.run([python, "-m", "pip", "install", "--quiet", *args], capture_output=True, text=True,
+                              timeout=900)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return python
+
+
+@pytest.mark.slow
+def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster, binary_booster):
+    wheels = glob.glob(os.path.join(ROOT, "dist", "treescore-*.whl"))
+    assert len(wheels) == 1, f"expected exactly one built wheel in dist/, found {wheels}"
+    python = _client_venv(tmp_path, wheels[0])
+
+    x = features(1500, seed=31)
+    data = str(tmp_path / "rows.parquet")
+    write_parquet(data, x, np.zeros(x.shape, dtype=bool))
+    model_file, text_file = str(tmp_path / "regression.txt"), str(tmp_path / "binary.txt")
+    regression_booster.save_model(model_file)
+    binary_booster.save_model(text_file)
+
+    port = _free_port()
+    log_path = str(tmp_path / "connect-server.log")
+    jar = treescore.jar_path()
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    command = [
+        os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit"), "--master", "local[2]",
+        "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
+        "--jars", jar, "--driver-class-path", jar,
+        "--conf", f"spark.sql.extensions={treescore.session.EXTENSIONS}",
+        "--conf", f"spark.connect.grpc.binding.port={port}",
+        "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
+        "--conf", "spark.driver.bindAddress=127.0.0.1", "spark-internal",
+    ]
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        _wait_for_port(port, server, log_path)
+        out = str(tmp_path / "client.json")
+        client_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SPARK_HOME")}
+        done = subprocess.run([python, "-c", CLIENT_SCRIPT, f"sc://127.0.0.1:{port}", data, model_file, text_file, out],
+                              cwd=str(tmp_path), capture_output=True, text=True, timeout=600, env=client_env)
+        assert done.returncode == 0 and "CONNECT-OK" in done.stdout, done.stdout + done.stderr
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+    with open(out) as f:
+        got = json.load(f)
+    reg, binary = regression_booster.predict(x), binary_booster.predict(x)
+    assert "BatchScore" in got["plan"], got["plan"]
+    assert np.array_equal(got["reg"], reg)
+    assert np.array_equal(got["named"], reg)
+    assert np.array_equal(got["bin"], binary)
+    assert np.array_equal(np.array(got["contrib"]), regression_booster.predict(x, pred_contrib=True, num_iteration=10))
+    assert np.array_equal(got["blend"], 0.25 * reg + 0.75 * binary)
+    for k, value in enumerate([-1.0, 0.5]):
+        at_value = x.copy()
+        at_value[:, 1] = value
+        assert np.array_equal(np.array(got["grid"])[:, k], binary_booster.predict(at_value))
+    assert "AnalysisException" in got["unknown"] and "no model is registered as 'nope'" in got["unknown"]
+    assert got["missing"] is not None and "/no/such/model.txt" in got["missing"]
+    assert got["in_memory"] is not None and "register a model by a path" in got["in_memory"]
