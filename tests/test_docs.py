@@ -8,6 +8,7 @@ import pytest
 
 import treescore
 
+MODEL_NAME_KEY = "spark.treescore.model.<name>"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -24,13 +25,14 @@ def keys_in_code() -> set:
             for name in files:
                 if name.endswith((".scala", ".java", ".py")):
                     keys |= set(re.findall(r"spark\.treescore\.[A-Za-z][A-Za-z0-9.]*[A-Za-z0-9]", read(dirpath, name)))
-    return keys
+    # spark.treescore.model.<name> is a family of keys, one per registered model name.
+    return {MODEL_NAME_KEY if k.startswith("spark.treescore.model") else k for k in keys}
 
 
 def test_every_setting_the_code_reads_is_in_the_configuration_reference():
     keys = keys_in_code()
     assert "spark.treescore.batch.rows" in keys  # the scan itself works
-    documented = set(re.findall(r"`(spark\.treescore\.[A-Za-z0-9.]+)`", read("docs", "configuration.md")))
+    documented = set(re.findall(r"`(spark\.treescore\.[A-Za-z0-9.<>]+)`", read("docs", "configuration.md")))
     assert keys - documented == set(), "settings missing from docs/configuration.md"
     assert documented - keys == set(), "docs/configuration.md documents settings the code does not read"
 
@@ -53,5 +55,6 @@ def test_api_reference_generates_from_docstrings_and_scaladoc(tmp_path):
     python_page = (tmp_path / "python" / "treescore.html").read_text()
     for name in treescore.__all__:
         assert f'id="{name}"' in python_page, f"{name} missing from the Python API reference"
+    assert 'id="ScoreTransformer"' in (tmp_path / "python" / "treescore" / "ml.html").read_text()
     scala_functions = (tmp_path / "scala" / "treescore" / "functions$.html").read_text()
     assert "scoreGrid" in scala_functions and "score" in scala_functions
