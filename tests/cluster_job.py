@@ -1,5 +1,5 @@
 """A scoring job as a user would submit it: run by test_cluster.py with the python of a fresh
-virtual environment that has only the treescore wheel installed, from a folder outside the source
+virtual environment with only the treescore wheel (and its demo extras) installed, from outside the source
 tree, in client mode against a standalone master (or local mode, for the reference run).
 
     python cluster_job.py --master spark://127.0.0.1:7077 --model model.txt --data rows/ --out scored/
@@ -8,7 +8,8 @@ tree, in client mode against a standalone master (or local mode, for the referen
 It scores every row of the Parquet files in --data with the model and writes (id, score) as
 Parquet to --out. --fail-partition and --sleep put a Python step before scoring that fails the
 first attempt of that partition's task, and holds every task for that many seconds (so that the
-test can kill a worker while the job runs); without them no Python runs on the executors.
+test can kill a worker while the job runs); without them no Python runs on the executors (their
+Python is set to a path that does not exist, to prove it).
 On start it prints `APP <application id> <web UI url>`; at the end it writes to --report what the
 driver's REST API says about the job's tasks and executors.
 """
@@ -56,9 +57,11 @@ def rest(ui_url, app_id, what):
 
 def main():
     args = parse_args()
+    assert "/site-packages/treescore/" in treescore.__file__, f"not the installed wheel: {treescore.__file__}"
     inject_faults = args.fail_partition is not None or args.sleep > 0
-    if inject_faults:  # the one step that runs Python on executors: with this interpreter, which has pyarrow
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Scoring runs no Python on executors: without fault injection, their Python is one that does not
+    # exist, so the job would fail if any ran. Fault injection is Python: it gets this interpreter.
+    os.environ["PYSPARK_PYTHON"] = sys.executable if inject_faults else "/nonexistent/no-python-on-executors"
     builder = SparkSession.builder.master(args.master).appName("treescore-cluster-job")
     for setting in args.conf:
         key, value = setting.split("=", 1)

@@ -10,6 +10,7 @@ fail on purpose still writes every row exactly once, with the same scores.
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -40,7 +41,6 @@ SPLIT_CONF = ["spark.sql.files.maxPartitionBytes=64m", "spark.sql.files.openCost
 class Inputs:
     model: Path
     data: Path
-    x: np.ndarray
     predicted: np.ndarray  # lightgbm's Booster.predict, by row id
     sha12: str
 
@@ -61,7 +61,7 @@ def inputs(tmp_path_factory) -> Inputs:
             columns[name] = pa.array(x[part, j], mask=np.isnan(x[part, j]))
         pq.write_table(pa.table(columns), str(data / f"part-{f:03d}.parquet"))
     sha12 = hashlib.sha256(model.read_bytes()).hexdigest()[:12]
-    return Inputs(model, data, x, booster.predict(x), sha12)
+    return Inputs(model, data, booster.predict(x), sha12)
 
 
 class Job:
@@ -74,7 +74,8 @@ class Job:
         self.out = folder / "scored"
         self.report = folder / "report.json"
         self.log = folder / "job.log"
-        args = [venv.python, str(HERE / "cluster_job.py"), "--master", master, "--model", str(inputs.model),
+        shutil.copy(HERE / "cluster_job.py", folder)  # run from here, so nothing of the source tree is on sys.path
+        args = [venv.python, "cluster_job.py", "--master", master, "--model", str(inputs.model),
                 "--data", str(inputs.data), "--out", str(self.out)]
         if "spark.ui.enabled=false" not in conf:  # the report comes from the driver's REST API
             args += ["--report", str(self.report)]
