@@ -1,4 +1,11 @@
-"""Shared fixtures: one local Spark session with treescore, and small trained models."""
+"""Shared fixtures: one local Spark session with treescore, small trained models, and a fresh
+virtual environment with the built wheel installed."""
+import glob
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
 import lightgbm as lgb
 import numpy as np
 import pyarrow as pa
@@ -76,3 +83,34 @@ def feature_frame(spark, folder, rows: int, seed: int):
 
 def plan_of(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class WheelVenv:
+    python: str      # the venv's interpreter
+    spark_home: str  # the Spark that its pyspark ships (bin/spark-class, jars/)
+
+    def env(self) -> dict:
+        """The environment for running its python from outside the source tree."""
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SPARK_HOME")}
+        env["SPARK_LOCAL_IP"] = "127.0.0.1"
+        return env
+
+
+@pytest.fixture(scope="session")
+def wheel_venv(tmp_path_factory) -> WheelVenv:
+    """A fresh virtualenv with only the wheel from dist/ (and its demo extras) installed, as a user would."""
+    wheels = glob.glob(os.path.join(ROOT, "dist", "treescore-*.whl"))
+    assert len(wheels) == 1, f"expected exactly one built wheel in dist/, found {wheels}"
+    venv = tmp_path_factory.mktemp("wheel") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    install = subprocess.run([python, "-m", "pip", "install", "--quiet", f"{wheels[0]}[demo]"],
+                             capture_output=True, text=True, timeout=900)
+    assert install.returncode == 0, install.stderr
+    homes = glob.glob(str(venv / "lib" / "python*" / "site-packages" / "pyspark"))
+    assert len(homes) == 1, homes
+    return WheelVenv(python, homes[0])

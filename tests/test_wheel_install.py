@@ -1,13 +1,8 @@
 """The built wheel, installed into a fresh virtual environment, scores from outside the source tree."""
-import glob
-import os
 import subprocess
-import sys
 import textwrap
 
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SCRIPT = textwrap.dedent("""
     import lightgbm as lgb, numpy as np, treescore
@@ -32,20 +27,11 @@ SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_wheel_scores_in_a_fresh_virtualenv(tmp_path):
-    wheels = glob.glob(os.path.join(ROOT, "dist", "treescore-*.whl"))
-    assert len(wheels) == 1, f"expected exactly one built wheel in dist/, found {wheels}"
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = str(venv / "bin" / "python")
-    install = subprocess.run([python, "-m", "pip", "install", "--quiet", f"{wheels[0]}[demo]"],
-                             capture_output=True, text=True, timeout=900)
-    assert install.returncode == 0, install.stderr
+def test_wheel_scores_in_a_fresh_virtualenv(tmp_path, wheel_venv):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "job.py").write_text(SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["SPARK_LOCAL_IP"] = "127.0.0.1"
-    done = subprocess.run([python, "job.py"], cwd=outside, capture_output=True, text=True, timeout=600, env=env)
+    done = subprocess.run([wheel_venv.python, "job.py"], cwd=outside, capture_output=True, text=True, timeout=600,
+                          env=wheel_venv.env())
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WHEEL-OK" in done.stdout

@@ -3,6 +3,7 @@ package treescore.model
 import scala.collection.mutable
 
 import org.apache.spark.SparkEnv
+import org.slf4j.LoggerFactory
 
 /**
  * The executor-side cache: one native model per (content hash, iteration range) per JVM,
@@ -17,6 +18,9 @@ import org.apache.spark.SparkEnv
 object ModelCache {
   val MaxBytesKey = "spark.treescore.cache.maxBytes"
   private val DefaultMaxBytes = 2L << 30
+  // One INFO line per native parse lets operators (and the cluster test) see that each executor
+  // parses a model once, however many tasks share it.
+  private val log = LoggerFactory.getLogger(getClass.getName.stripSuffix("$"))
 
   private final case class Key(contentHash: String, range: IterationRange)
 
@@ -31,6 +35,7 @@ object ModelCache {
         val start = System.nanoTime()
         native = NativeModel.load(model, key.range)
         loadNanos = System.nanoTime() - start
+        log.info(f"treescore: parsed model ${key.contentHash.take(12)} (${key.range}) in ${loadNanos / 1e6}%.1f ms")
         (native, loadNanos)
       } else (native, 0L)
     }

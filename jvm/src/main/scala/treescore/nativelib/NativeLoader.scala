@@ -5,6 +5,8 @@ import java.nio.file.{Files, Path, StandardCopyOption}
 
 import scala.util.control.NonFatal
 
+import org.slf4j.LoggerFactory
+
 /**
  * Loads treescore's native libraries from the jar, once per JVM.
  *
@@ -54,7 +56,12 @@ object NativeLoader {
         "Build treescore on this platform, or use a jar built for it."))
     val folder = Files.createTempDirectory("treescore-native-")
     try {
-      (dependencies.filter(name => resourceExists(source, name)) :+ jni).foreach(name => load(source, name, folder))
+      val names = dependencies.filter(name => resourceExists(source, name)) :+ jni
+      names.foreach(name => load(source, name, folder))
+      // Says where the libraries came from: an executor gets them inside the jar Spark shipped to it.
+      LoggerFactory.getLogger(getClass.getName.stripSuffix("$")).info(
+        s"treescore: loaded native libraries ${names.mkString(", ")} for $platform from " +
+          Option(getClass.getProtectionDomain.getCodeSource).map(_.getLocation).getOrElse("the class path"))
     } finally {
       deleteRecursively(folder)
     }
