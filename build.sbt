@@ -37,6 +37,9 @@ lazy val treescore = (project in file("jvm"))
     libraryDependencies ++= Seq(
       "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
       "org.apache.spark" %% "spark-mllib" % sparkVersion % Provided,
+      // Reads MLflow's MLmodel YAML. Spark's distribution ships it (Spark 4.2's catalyst depends
+      // on it; 4.0's jars have it for Kubernetes); the version is 4.0.1's Jackson, evicted upward.
+      "com.fasterxml.jackson.dataformat" % "jackson-dataformat-yaml" % "2.18.2" % Provided,
       "org.scalatest" %% "scalatest" % "3.2.19" % Test
     ),
     buildNative := {

@@ -14,7 +14,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
 
     run = commands.add_parser("score", help="score a Parquet dataset into a new Parquet dataset")
-    run.add_argument("--model", required=True, help="LightGBM text model: local or Hadoop path")
+    run.add_argument("--model", required=True,
+                     help="LightGBM text model or MLflow LightGBM model directory: local or Hadoop path")
     run.add_argument("--input", required=True, help="Parquet input path")
     run.add_argument("--output", required=True, help="Parquet output path")
     run.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
@@ -22,6 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--output-column", default="prediction", help="name of the score column (default prediction)")
     run.add_argument("--mode", default="errorifexists", choices=["errorifexists", "overwrite"],
                      help="what to do if the output exists (default: fail)")
+    run.add_argument("--progress-interval", type=float, default=10.0, metavar="SECONDS",
+                     help="print rows scored and rows/s to stderr this often (default 10; 0: never)")
     return parser
 
 

@@ -1,6 +1,7 @@
 """treescore.Model: a LightGBM model, checked and held by the JVM, ready to score in Spark."""
 import hashlib
-from typing import List, Optional
+import os
+from typing import Any, List, Optional, Union
 
 from treescore._connect import active_connect_session
 from treescore._jvm import active_jvm
@@ -23,14 +24,30 @@ class Model:
         self._java_model, self._text, self._path = java_model, text, path
 
     @classmethod
-    def load(cls, path: str, sha256: Optional[str] = None) -> "Model":
-        """Reads a LightGBM text model from a local or Hadoop path (file:, hdfs://, s3a://).
+    def load(cls, source: "Union[str, os.PathLike, Any]", sha256: Optional[str] = None) -> "Model":
+        """A model from a file, a directory or a trained LightGBM object.
 
-        With sha256, the file must have that SHA-256 (hex): it catches damage that still
+        source is one of:
+        - a LightGBM text model file, local or on any Hadoop file system (file:, hdfs://, s3a://);
+          a path without a scheme is on Spark's default file system, relative to its working
+          directory;
+        - an MLflow LightGBM model directory (as mlflow.lightgbm.log_model saves a Booster),
+          read without mlflow;
+        - a lightgbm.Booster, or a fitted scikit-learn LGBMRegressor, LGBMClassifier or LGBMRanker.
+
+        With sha256, the model text must have that SHA-256 (hex): it catches damage that still
         parses as a valid, different model.
 
         >>> model = Model.load("/models/churn.txt", sha256="3f1c...")
+        >>> model = Model.load("runs/5e1b/artifacts/model")   # an MLflow model directory
+        >>> model = Model.load(fitted_lgbm_classifier)
         """
+        if not isinstance(source, (str, os.PathLike)):
+            model = cls.from_booster(_booster_of(source))
+            if sha256 is not None and model.content_hash != sha256.strip().lower():
+                raise ValueError(f"treescore: the model's SHA-256 is {model.content_hash} but {sha256} was expected")
+            return model
+        path = os.fspath(source)
         if active_connect_session() is not None:
             if sha256 is not None:
                 raise ValueError("treescore: on Spark Connect the server reads the model file; "
@@ -50,11 +67,11 @@ class Model:
 
     @classmethod
     def from_booster(cls, booster) -> "Model":
-        """A model from a trained lightgbm.Booster.
+        """A model from a trained lightgbm.Booster (or a fitted scikit-learn LightGBM estimator).
 
         >>> model = Model.from_booster(lightgbm.train(params, dataset))
         """
-        return cls.from_string(booster.model_to_string())
+        return cls.from_string(_booster_of(booster).model_to_string())
 
     @property
     def _is_connect(self) -> bool:
@@ -104,3 +121,20 @@ class Model:
         if self._is_connect:
             return f"Model(path={self._path!r})" if self._path is not None else f"Model({self.content_hash[:12]})"
         return f"Model({self.content_hash[:12]}, {self.num_features} features)"
+
+
+def _booster_of(obj):
+    """The lightgbm.Booster behind a Booster or a fitted scikit-learn LightGBM estimator."""
+    try:
+        import lightgbm
+    except ImportError:
+        lightgbm = None
+    estimator = getattr(lightgbm, "LGBMModel", None)
+    if estimator is not None and isinstance(obj, estimator):
+        if not obj.__sklearn_is_fitted__():
+            raise ValueError(f"treescore: the {type(obj).__name__} is not fitted; call fit() before Model.load")
+        return obj.booster_
+    if callable(getattr(obj, "model_to_string", None)):  # a lightgbm.Booster
+        return obj
+    raise TypeError(f"treescore: cannot make a model from a {type(obj).__module__}.{type(obj).__qualname__}; "
+                    "expected a path, a lightgbm.Booster, or a fitted LGBMRegressor, LGBMClassifier or LGBMRanker")

@@ -33,6 +33,9 @@ case class BatchScoreExec(scores: Seq[BatchableScore], resultAttrs: Seq[Attribut
     val nativeThreads = TreescoreConf.nativeThreads(conf)
     val inputSchema = child.output
     val allMetrics = metrics
+    // On the driver, before the plan is serialized: large models go as broadcasts, not in the plan.
+    val broadcastThreshold = TreescoreConf.broadcastThresholdBytes(conf)
+    scores.flatMap(_.models).distinct.foreach(_.shipIfLarge(sparkContext, broadcastThreshold))
     child.execute().mapPartitions({ rows =>
       // Opened with the first batch, so empty partitions lease no models and allocate nothing.
       lazy val scorer = {

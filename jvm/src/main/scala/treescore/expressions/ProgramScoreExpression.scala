@@ -9,6 +9,7 @@ import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, DoubleType,
 
 import treescore.ensemble.{Monotone, Scorer}
 import treescore.execution.ProgramTaskScorer
+import treescore.model.TreeModel
 
 /** A what-if grid's points and curve constraint. */
 final case class GridPoints(values: Seq[Double], monotone: Monotone)
@@ -22,6 +23,7 @@ final case class GridPoints(values: Seq[Double], monotone: Monotone)
 case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], keyInputs: Seq[String],
     grid: Option[GridPoints], children: Seq[Expression]) extends BatchableScore with CodegenFallback {
 
+  override def models: Seq[TreeModel] = scorer.models
   override def dataType: DataType = if (grid.isDefined) ArrayType(DoubleType, scorer.nullable) else DoubleType
   override def nullable: Boolean = grid.isEmpty && scorer.nullable
   override def prettyName: String = "treescore_score"

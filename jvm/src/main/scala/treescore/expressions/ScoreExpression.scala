@@ -28,6 +28,7 @@ case class ScoreExpression(model: TreeModel, children: Seq[Expression], options:
       metrics: Map[String, SQLMetric]): TaskScorer =
     new ModelTaskScorer(this, inputSchema, batchRows, nativeThreads, metrics)
 
+  override def models: Seq[TreeModel] = Seq(model)
   override def dataType: DataType = options.predictKind.dataType(model.numClasses)
   override def nullable: Boolean = false
   override def prettyName: String = "treescore_score"

@@ -12,22 +12,48 @@ import org.apache.spark.sql.SparkSession
  * A LightGBM model as treescore ships it: its text, checked and summarised on the driver.
  *
  * The text travels with the query plan; executors load it natively once per JVM, keyed by
- * [[contentHash]]. Equality is by content, so two loads of the same file are the same model.
+ * [[contentHash]]. A model larger than `spark.treescore.broadcast.thresholdBytes` travels as a
+ * Spark broadcast instead (see [[ModelShipping]]), so each executor fetches and deserializes
+ * it once, however many tasks use it. Equality is by content, so two loads of the same file
+ * are the same model.
  *
  * {{{
  *   val model = TreeModel.load("s3a://bucket/models/demand.txt")
  *   model.featureNames   // Seq("price", "discount", ...)
  * }}}
  */
-final class TreeModel private (val text: String, val source: String) extends Serializable {
+final class TreeModel private (modelText: String, val source: String) extends Serializable {
 
-  /** Checked once, where the model is made; an executor trusts a model the driver checked. */
-  @transient private lazy val header: ModelHeader = ModelText.parse(text, source)
-  header // validate eagerly so a broken model fails where it is loaded, on the driver
+  /** Checked once, where the model is made; shipped with the model, so executors never re-read the text. */
+  private val header: ModelHeader = ModelText.parse(modelText, source)
 
   /** SHA-256 of the model text, in hex: the model's identity across the cluster. */
   val contentHash: String =
-    MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)).map("%02x".format(_)).mkString
+    MessageDigest.getInstance("SHA-256").digest(modelText.getBytes(StandardCharsets.UTF_8)).map("%02x".format(_)).mkString
+
+  /** Where the text is: inline, or in a broadcast once the model is shipped (custom serialization below). */
+  @transient @volatile private var body: ModelShipping.Body = ModelShipping.Inline(modelText)
+
+  /** The LightGBM model text. On an executor given a broadcast model, read from this JVM's copy. */
+  def text: String = body.text
+
+  /** Ships the text as a broadcast of `sc` if it is over `thresholdBytes`; once per model and context. */
+  private[treescore] def shipIfLarge(sc: org.apache.spark.SparkContext, thresholdBytes: Long): Unit = synchronized {
+    body = ModelShipping.ship(body, contentHash, sc, thresholdBytes)
+  }
+
+  /** Whether this model's text travels as a broadcast (of a live SparkContext) rather than in the plan. */
+  def isBroadcast: Boolean = body.live.isDefined
+
+  private def writeObject(out: java.io.ObjectOutputStream): Unit = {
+    out.defaultWriteObject()
+    ModelShipping.write(body, out)
+  }
+
+  private def readObject(in: java.io.ObjectInputStream): Unit = {
+    in.defaultReadObject()
+    body = ModelShipping.read(in)
+  }
 
   def featureNames: Seq[String] = header.featureNames
   /** The feature names as a Java array, for Java and Python (py4j) callers. */
@@ -54,17 +80,22 @@ object TreeModel {
   /** A model from LightGBM's text format, e.g. `booster.model_to_string()`. */
   def fromString(text: String): TreeModel = new TreeModel(text, "the model text")
 
-  /** Reads a LightGBM text model from any Hadoop file system path (file:, hdfs://, s3a://, ...). */
+  /**
+   * Reads a LightGBM text model from any Hadoop file system path (file:, hdfs://, s3a://, ...),
+   * or from an MLflow LightGBM model directory (see [[MlflowModelDir]]).
+   */
   def load(path: String, hadoopConf: Configuration): TreeModel = {
     val p = new Path(path)
     val fs = p.getFileSystem(hadoopConf)
     if (!fs.exists(p)) throw new FileNotFoundException(s"treescore: no model file at '$path'")
-    if (fs.getFileStatus(p).isDirectory) {
-      throw new IllegalArgumentException(s"treescore: '$path' is a directory, expected a LightGBM text model file")
-    }
-    val in = fs.open(p)
+    val (file, source) =
+      if (fs.getFileStatus(p).isDirectory) {
+        val inside = MlflowModelDir.modelFile(fs, p, path)
+        (inside, s"model file '$inside' of the MLflow model '$path'")
+      } else (p, s"model file '$path'")
+    val in = fs.open(file)
     val text = try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
-    new TreeModel(text, s"model file '$path'")
+    new TreeModel(text, source)
   }
 
   /** Reads a model with the active session's Hadoop configuration. */
