@@ -36,6 +36,19 @@ final class TreeModel private (val text: String, val source: String) extends Ser
   /** The features LightGBM splits on by category; they take integer category codes. */
   def categoricalFeatures: Seq[String] = header.categoricalFeatures
   def categoricalFeaturesArray: Array[String] = header.categoricalFeatures.toArray
+  /**
+   * Throws if some name stands for more than one feature: LightGBM refuses such names when it
+   * trains, but an edited file can hold them, and reading columns by name would then feed one
+   * column to several features. `how` says what the caller should do instead.
+   */
+  def requireUniqueFeatureNames(how: String): Unit = {
+    val repeated = featureNames.zipWithIndex.groupBy(_._1).filter(_._2.length > 1).toSeq.sortBy(_._2.head._2)
+    if (repeated.nonEmpty) {
+      val described = repeated.map { case (name, at) => s"'$name' (features ${at.map(_._2).mkString(", ")})" }
+      throw new IllegalArgumentException(s"treescore: model ${contentHash.take(12)} gives the same name to more " +
+        s"than one feature: ${described.mkString("; ")}, so its features cannot be read by name; $how")
+    }
+  }
   def numClasses: Int = header.numClasses
   def numTrees: Int = header.numTrees
   def numIterations: Int = header.numTrees / header.numTreesPerIteration
