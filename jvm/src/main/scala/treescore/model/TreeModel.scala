@@ -21,9 +21,12 @@ import org.apache.spark.sql.SparkSession
  */
 final class TreeModel private (val text: String, val source: String) extends Serializable {
 
-  /** Checked once, where the model is made; an executor trusts a model the driver checked. */
-  @transient private lazy val header: ModelHeader = ModelText.parse(text, source)
-  header // validate eagerly so a broken model fails where it is loaded, on the driver
+  /**
+   * Checked once, where the model is made (on the driver, so a broken model fails there). The
+   * summary travels with the model, so executors never parse the text again: that would cost
+   * every task the time of a full check, seconds for a model of hundreds of megabytes.
+   */
+  private val header: ModelHeader = ModelText.parse(text, source)
 
   /** SHA-256 of the model text, in hex: the model's identity across the cluster. */
   val contentHash: String =
