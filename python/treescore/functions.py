@@ -70,4 +70,5 @@ def score(
     with jvm_errors():
         options = jvm.treescore.ScoreOptions(kind, start_iteration, num_iterations or -1)
     java_columns = _to_seq(SparkContext._active_spark_context, [_to_java_column(f) for f in features])
-    return Column(jvm.treescore.functions.score(model._java_model, options, java_columns))
+    with jvm_errors():
+        return Column(jvm.treescore.functions.score(model._java_model, options, java_columns))

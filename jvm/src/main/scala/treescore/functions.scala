@@ -40,7 +40,10 @@ object functions {
    * {{{ df.withColumn("leaves", score(model, ScoreOptions(kind = "leaf"), col("features"))) }}}
    */
   def score(model: TreeModel, options: ScoreOptions, features: Column*): Column = {
-    val args = if (features.isEmpty) byName(model, model.featureNames) else features
+    val args = if (features.isEmpty) {
+      model.requireUniqueFeatureNames("pass one column per feature, in the model's order")
+      byName(model, model.featureNames)
+    } else features
     ColumnBridge.column(ScoreExpression(model, args.map(ColumnBridge.expression), options))
   }
 

@@ -56,7 +56,12 @@ final case class ModelScorer(model: TreeModel, columns: Seq[String], raw: Boolea
 }
 
 object ModelScorer {
-  def apply(model: TreeModel): ModelScorer = ModelScorer(model, model.featureNames)
+  def apply(model: TreeModel): ModelScorer = {
+    model.requireUniqueFeatureNames(renameAdvice)
+    ModelScorer(model, model.featureNames)
+  }
+
+  private val renameAdvice = "give the features distinct names in the model file (feature_names=...)"
 
   /** The model reading `renamed(feature)` instead of `feature` where given. */
   def withColumns(model: TreeModel, renamed: Map[String, String], raw: Boolean): ModelScorer = {
@@ -65,6 +70,7 @@ object ModelScorer {
       Scorer.invalid(s"the column mapping names ${unknown.toSeq.sorted.mkString(", ")}, which model " +
         s"${model.contentHash.take(12)} does not have as features")
     }
+    model.requireUniqueFeatureNames(renameAdvice)
     ModelScorer(model, model.featureNames.map(f => renamed.getOrElse(f, f)), raw)
   }
 }

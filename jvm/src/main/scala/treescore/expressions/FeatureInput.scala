@@ -1,11 +1,14 @@
 package treescore.expressions
 
+import scala.annotation.switch
+
 import org.apache.spark.SparkException
 import org.apache.spark.ml.attribute.AttributeGroup
 import org.apache.spark.ml.linalg.SQLDataTypes.VectorType
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Cast, CreateArray, Expression, MutableProjection}
-import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, DoubleType, FloatType, NumericType, StructField}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Cast, CreateArray, Expression, MutableProjection}
+import org.apache.spark.sql.types.{ArrayType, BooleanType, ByteType, DataType, DoubleType, FloatType, IntegerType, LongType,
+  NumericType, ShortType, StructField}
 
 import treescore.model.{OffHeapDoubles, TreeModel}
 
@@ -44,7 +47,48 @@ object FeatureInput {
         }
       }
 
-    def writer(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
+    def writer(args: Seq[Expression], numFeatures: Int): FeatureWriter = {
+      val direct = args.map(directType)
+      if (direct.forall(_.isDefined)) {
+        new DirectColumnsWriter(args.map(_.asInstanceOf[BoundReference].ordinal).toArray, direct.flatten.toArray)
+      } else projectedWriter(args, numFeatures)
+    }
+
+    // The primitive types a plain input column is read as directly, by position in this list.
+    private val directTypes = IndexedSeq(DoubleType, FloatType, LongType, IntegerType, ShortType, ByteType, BooleanType)
+
+    /**
+     * For a feature that is a plain input column of a primitive type, its type's index in
+     * directTypes. Such features are read straight from the row, converted as
+     * Cast(_, DoubleType) converts them: a generated projection over thousands of feature
+     * columns takes Spark longer to compile than the scoring takes.
+     */
+    private def directType(arg: Expression): Option[Int] = arg match {
+      case b: BoundReference => Some(directTypes.indexOf(b.dataType)).filter(_ >= 0)
+      case _ => None
+    }
+
+    private final class DirectColumnsWriter(ordinals: Array[Int], types: Array[Int]) extends FeatureWriter {
+      def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+        var j = 0
+        while (j < ordinals.length) {
+          val o = ordinals(j)
+          val value = if (row.isNullAt(o)) Double.NaN else (types(j): @switch) match {
+            case 0 => row.getDouble(o)
+            case 1 => row.getFloat(o).toDouble
+            case 2 => row.getLong(o).toDouble
+            case 3 => row.getInt(o).toDouble
+            case 4 => row.getShort(o).toDouble
+            case 5 => row.getByte(o).toDouble
+            case _ => if (row.getBoolean(o)) 1.0 else 0.0
+          }
+          matrix.put(offset + j, value)
+          j += 1
+        }
+      }
+    }
+
+    private def projectedWriter(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
       private val read = MutableProjection.create(args.map(a => if (a.dataType == DoubleType) a else Cast(a, DoubleType)))
       def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
         val values = read(row)

@@ -58,7 +58,7 @@ object ModelText {
     def parse(): ModelHeader = {
       if (text.isEmpty) fail("the text is empty")
       skipBlankLines()
-      if (atEnd || nextLine() != "tree") fail("it does not start with the line 'tree'")
+      if (atEnd || nextLine() != "tree") fail(notTextModel)
       val header = readHeader()
       val maxFeatureIdx = int(header, "max_feature_idx", min = 0)
       val numClasses = int(header, "num_class", min = 1)
@@ -88,6 +88,20 @@ object ModelText {
       // the category list "c1:c2:..." for a categorical one.
       val categorical = names.zip(infos).collect { case (name, info) if !info.startsWith("[") && info != "none" => name }
       ModelHeader(names, categorical, numClasses, perIteration, numTrees, header.get("objective").map(_.split(' ').head))
+    }
+
+    /** Why text that does not start with 'tree' is not a model, naming the usual mix-ups. */
+    private def notTextModel: String = {
+      val start = text.take(4096)
+      val head = start.dropWhile(_.isWhitespace)
+      val howToSave = "treescore reads LightGBM's text format, as booster.save_model() or model_to_string() writes it"
+      if (head.startsWith("{") || head.startsWith("[")) {
+        s"it is JSON (as booster.dump_model() gives), not a text model; $howToSave"
+      } else if (head.startsWith("\uFEFF")) {
+        "it starts with a byte order mark (U+FEFF) before the line 'tree'; save the file as UTF-8 without a BOM"
+      } else if (start.exists(c => c == '\uFFFD' || (c < ' ' && c != '\n' && c != '\r' && c != '\t'))) {
+        s"it is binary data, not text (a compressed, pickled or binary model file?); $howToSave"
+      } else "it does not start with the line 'tree'"
     }
 
     private def readHeader(): Map[String, String] = {
@@ -123,7 +137,9 @@ object ModelText {
         sizes.foreach { s =>
           if (index >= s.length) fail(s"tree_sizes lists ${s.length} trees but there are more")
           if (pos - blockStart != s(index)) {
-            fail(s"tree $index takes ${pos - blockStart} bytes but tree_sizes says ${s(index)} (the text is damaged)")
+            val why = if (bytes.contains('\r')) "its lines end in CRLF (a Windows copy or git's autocrlf?), " +
+              "while tree_sizes counts LightGBM's LF line ends" else "the text is damaged"
+            fail(s"tree $index takes ${pos - blockStart} bytes but tree_sizes says ${s(index)} ($why)")
           }
         }
         index += 1
@@ -174,10 +190,12 @@ object ModelText {
       val isLinear = f.get("is_linear").exists(v => int(f, "is_linear", min = 0, where) != 0 || v != "0")
       doubles(f, "leaf_value", numLeaves, where, required = true)
       f.get("shrinkage").foreach(doubleValue(s"$where shrinkage", _))
+      if (isLinear) fail(s"$where is a linear tree, which treescore does not support yet")
+      // LightGBM reads nothing more of a tree that never split, and writes its other lists
+      // empty (leaf_weight=), so they are not checked against num_leaves.
+      if (numLeaves == 1) return
       ints(f, "leaf_count", numLeaves, where, required = false)
       doubles(f, "leaf_weight", numLeaves, where, required = false)
-      if (isLinear) fail(s"$where is a linear tree, which treescore does not support yet")
-      if (numLeaves == 1) return
       val internal = numLeaves - 1
       val left = ints(f, "left_child", internal, where, required = true)
       val right = ints(f, "right_child", internal, where, required = true)

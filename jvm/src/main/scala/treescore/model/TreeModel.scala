@@ -24,7 +24,11 @@ import org.apache.spark.sql.SparkSession
  */
 final class TreeModel private (modelText: String, val source: String) extends Serializable {
 
-  /** Checked once, where the model is made; shipped with the model, so executors never re-read the text. */
+  /**
+   * Checked once, where the model is made (on the driver, so a broken model fails there). The
+   * summary travels with the model, so executors never parse the text again: that would cost
+   * every task the time of a full check, seconds for a model of hundreds of megabytes.
+   */
   private val header: ModelHeader = ModelText.parse(modelText, source)
 
   /** SHA-256 of the model text, in hex: the model's identity across the cluster. */
@@ -62,6 +66,19 @@ final class TreeModel private (modelText: String, val source: String) extends Se
   /** The features LightGBM splits on by category; they take integer category codes. */
   def categoricalFeatures: Seq[String] = header.categoricalFeatures
   def categoricalFeaturesArray: Array[String] = header.categoricalFeatures.toArray
+  /**
+   * Throws if some name stands for more than one feature: LightGBM refuses such names when it
+   * trains, but an edited file can hold them, and reading columns by name would then feed one
+   * column to several features. `how` says what the caller should do instead.
+   */
+  def requireUniqueFeatureNames(how: String): Unit = {
+    val repeated = featureNames.zipWithIndex.groupBy(_._1).filter(_._2.length > 1).toSeq.sortBy(_._2.head._2)
+    if (repeated.nonEmpty) {
+      val described = repeated.map { case (name, at) => s"'$name' (features ${at.map(_._2).mkString(", ")})" }
+      throw new IllegalArgumentException(s"treescore: model ${contentHash.take(12)} gives the same name to more " +
+        s"than one feature: ${described.mkString("; ")}, so its features cannot be read by name; $how")
+    }
+  }
   def numClasses: Int = header.numClasses
   def numTrees: Int = header.numTrees
   def numIterations: Int = header.numTrees / header.numTreesPerIteration

@@ -1,0 +1,66 @@
+"""Concurrency through Spark: eight tasks at a time sharing one model, and nine models evicted
+under a 1-byte cache budget while other tasks score, give lightgbm's scores and local[1]'s bit
+for bit, and every native model is freed afterwards. The sessions run in a child process
+(concurrency_job.py), as this process already holds the test session."""
+import json
+import os
+import subprocess
+import sys
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+
+from conftest import FEATURE_NAMES, features, target, write_parquet
+
+ROWS = 60_000
+NUM_MODELS = 9  # six score columns and a route over three more
+
+
+def small_model(seed: int) -> lgb.Booster:
+    x = features(4_000, seed)
+    params = {"objective": "regression", "num_leaves": 15, "verbose": -1, "num_threads": 1, "seed": seed}
+    return lgb.train(params, lgb.Dataset(x, target(x) * seed, feature_name=FEATURE_NAMES), 15 + seed)
+
+
+def bits(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64).view(np.int64)
+
+
+@pytest.mark.slow
+def test_shared_and_evicted_models_score_like_one_thread_and_lightgbm(tmp_path):
+    models_dir = tmp_path / "models"
+    models_dir.mkdir()
+    boosters = [small_model(seed) for seed in range(1, NUM_MODELS + 1)]
+    for i, booster in enumerate(boosters):
+        booster.save_model(str(models_dir / f"model{i}.txt"))
+    x = features(ROWS, seed=77)
+    write_parquet(str(tmp_path / "rows.parquet"), x, np.zeros(x.shape, dtype=bool))
+    out = tmp_path / "out"
+    out.mkdir()
+
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
+    job = os.path.join(os.path.dirname(__file__), "concurrency_job.py")
+    done = subprocess.run([sys.executable, job, str(tmp_path), str(out)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+
+    def loaded(name):
+        return np.load(out / f"{name}.npy")
+
+    expected = {f"m{i}": boosters[i].predict(x) for i in range(6)}
+    key = np.arange(ROWS) % 3
+    route = np.select([key == k for k in range(3)], [boosters[6 + k].predict(x) for k in range(3)])
+    expected["route"] = route
+    for name, values in expected.items():
+        single = loaded(f"single_{name}")
+        assert np.array_equal(bits(single), bits(values)), f"local[1] {name} differs from lightgbm"
+        for run in range(3):
+            assert np.array_equal(bits(loaded(f"evicting{run}_{name}")), bits(single)), \
+                f"{name} under eviction (job {run}) differs from local[1]"
+    assert np.array_equal(bits(loaded("shared_m0")), bits(loaded("single_m0")))
+
+    report = json.loads((out / "report.json").read_text())
+    assert report["live_models_before"] == 0
+    assert report["live_models_after"] == 0, "every model was freed once no task held it"
+    assert report["cached_after"] == 0
