@@ -70,12 +70,7 @@ object SpecIO {
   /** Writes `scorable` into the folder `path` (spec.json and models/), replacing nothing: the folder must not exist. */
   def save(scorable: Scorable, path: String, hadoopConf: Configuration): Unit = {
     val folder = new Path(path)
-    val fs = folder.getFileSystem(hadoopConf) match {
-      // Hadoop's local file system writes hidden .crc files that make a hand-edited spec
-      // unreadable; the spec's own sha256 entries already guard the model files.
-      case local: org.apache.hadoop.fs.LocalFileSystem => local.getRawFileSystem
-      case other => other
-    }
+    val fs = plainFileSystem(folder, hadoopConf)
     if (fs.exists(folder)) throw new IllegalArgumentException(s"treescore: '$path' already exists")
     modelsOf(scorable).foreach(m => writeText(fs, new Path(folder, modelFile(m)), m.text))
     writeText(fs, new Path(folder, SpecFile), specJson(scorable, inMemory = false))
@@ -257,7 +252,18 @@ object SpecIO {
     try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
   }
 
-  private def writeText(fs: org.apache.hadoop.fs.FileSystem, p: Path, text: String): Unit = {
+  /**
+   * The file system of `path`, minus the hidden .crc files Hadoop's local file system writes:
+   * they make a hand-edited spec or model unreadable, and the SHA-256 treescore records for
+   * every model file already guards its text.
+   */
+  private[treescore] def plainFileSystem(path: Path, hadoopConf: Configuration): org.apache.hadoop.fs.FileSystem =
+    path.getFileSystem(hadoopConf) match {
+      case local: org.apache.hadoop.fs.LocalFileSystem => local.getRawFileSystem
+      case other => other
+    }
+
+  private[treescore] def writeText(fs: org.apache.hadoop.fs.FileSystem, p: Path, text: String): Unit = {
     val out = fs.create(p, false)
     try out.write(text.getBytes(StandardCharsets.UTF_8)) finally out.close()
   }

@@ -1,9 +1,8 @@
 package treescore.ml
 
 import java.io.FileNotFoundException
-import java.nio.charset.StandardCharsets
 
-import org.apache.hadoop.fs.{FileSystem, LocalFileSystem, Path}
+import org.apache.hadoop.fs.{FileSystem, Path}
 import org.apache.spark.ml.util.{DefaultParamsReadable, MLReader, MLWriter}
 
 import treescore.ensemble.SpecIO
@@ -29,15 +28,9 @@ private[ml] final class ScoreTransformerWriter(stage: ScoreTransformer) extends 
     val conf = sparkSession.sparkContext.hadoopConfiguration
     stage.scored match {
       case ScoreTarget.Model(model) =>
+        // Named by its SHA-256, which guards the text as a spec's sha256 entries do.
         val file = new Path(new Path(path, ModelFolder), s"${model.contentHash}.txt")
-        // The raw local file system writes no .crc files, so the folder stays plain files;
-        // the SHA-256 in the file name already guards the model text.
-        val fs = file.getFileSystem(conf) match {
-          case local: LocalFileSystem => local.getRawFileSystem
-          case other => other
-        }
-        val out = fs.create(file, false)
-        try out.write(model.text.getBytes(StandardCharsets.UTF_8)) finally out.close()
+        SpecIO.writeText(SpecIO.plainFileSystem(file, conf), file, model.text)
       case ScoreTarget.Program(scorable) =>
         SpecIO.save(scorable, new Path(path, ScorerFolder).toString, conf)
     }

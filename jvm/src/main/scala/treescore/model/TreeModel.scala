@@ -32,8 +32,7 @@ final class TreeModel private (modelText: String, val source: String) extends Se
   private val header: ModelHeader = ModelText.parse(modelText, source)
 
   /** SHA-256 of the model text, in hex: the model's identity across the cluster. */
-  val contentHash: String =
-    MessageDigest.getInstance("SHA-256").digest(modelText.getBytes(StandardCharsets.UTF_8)).map("%02x".format(_)).mkString
+  val contentHash: String = TreeModel.sha256Hex(modelText.getBytes(StandardCharsets.UTF_8))
 
   /** Where the text is: inline, or in a broadcast once the model is shipped (custom serialization below). */
   @transient @volatile private var body: ModelShipping.Body = ModelShipping.Inline(modelText)
@@ -93,6 +92,10 @@ final class TreeModel private (modelText: String, val source: String) extends Se
 }
 
 object TreeModel {
+
+  /** SHA-256 of `bytes` in lower-case hex, as models are identified and checked. */
+  def sha256Hex(bytes: Array[Byte]): String =
+    MessageDigest.getInstance("SHA-256").digest(bytes).map("%02x".format(_)).mkString
 
   /** A model from LightGBM's text format, e.g. `booster.model_to_string()`. */
   def fromString(text: String): TreeModel = new TreeModel(text, "the model text")

@@ -1,7 +1,6 @@
 package treescore.sql
 
 import java.nio.charset.StandardCharsets
-import java.security.MessageDigest
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
@@ -41,7 +40,7 @@ object ModelSources {
 
   /** A model from its LightGBM text, as UTF-8 bytes. */
   def fromBytes(bytes: Array[Byte]): TreeModel = {
-    val key = "text:" + MessageDigest.getInstance("SHA-256").digest(bytes).map("%02x".format(_)).mkString
+    val key = "text:" + TreeModel.sha256Hex(bytes)
     cached(key)(ModelScorer(TreeModel.fromString(new String(bytes, StandardCharsets.UTF_8)))) match {
       case ModelScorer(model, _, _) => model
       case other => throw new IllegalStateException(s"treescore: expected a model, found ${other.describe}")
