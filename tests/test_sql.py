@@ -67,6 +67,27 @@ def test_unknown_names_and_missing_files_are_clear_errors(spark, tmp_path, regre
         treescore.register(spark, "", treescore.Model.from_booster(regression_booster))
 
 
+def test_an_mlflow_model_directory_registers_by_path_and_by_conf(spark, tmp_path, regression_booster):
+    frame, x = feature_frame(spark, tmp_path, 1500, seed=23)
+    frame.createOrReplaceTempView("features_23")
+    directory = tmp_path / "mlflow_model"
+    directory.mkdir()
+    regression_booster.save_model(str(directory / "model.lgb"))
+    (directory / "MLmodel").write_text("flavors:\n  lightgbm:\n    data: model.lgb\n"
+                                       "    model_class: lightgbm.basic.Booster\n")
+    treescore.register(spark, "mlflow_by_path", str(directory))
+    got = spark.sql("SELECT treescore_score('mlflow_by_path') FROM features_23 ORDER BY id")
+    assert np.array_equal(scores(got), regression_booster.predict(x))
+    spark.sql(f"SET spark.treescore.model.mlflow_by_conf = {directory}")
+    got = spark.sql("SELECT treescore_score('mlflow_by_conf') FROM features_23 ORDER BY id")
+    assert np.array_equal(scores(got), regression_booster.predict(x))
+
+    neither = tmp_path / "just_a_folder"
+    neither.mkdir()
+    with pytest.raises(FileNotFoundError, match=re.escape(str(neither)) + ".*neither spec.json nor MLmodel"):
+        treescore.register(spark, "neither", str(neither))
+
+
 def _statements(sql_text: str):
     lines = [line for line in sql_text.splitlines() if not line.strip().startswith("--")]
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

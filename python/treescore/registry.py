@@ -12,7 +12,8 @@ def register(spark, name: str, model: "Union[Model, str, object]") -> None:
     """Makes `model` scorable from SQL by `name` in this session.
 
     `model` is a Model, any scorer (Ensemble, Routed, Cascade, Grid, a loaded spec), or the
-    path of a model file or saved scorer folder, read now so that a bad path fails here.
+    path of a model file, MLflow LightGBM model directory or saved scorer folder, read now so that
+    a bad path fails here.
 
     On Spark Connect the server must read the model itself: register a path, a Model.load(path)
     or a treescore.load(path); it is set in the session's conf as spark.treescore.model.<name>,

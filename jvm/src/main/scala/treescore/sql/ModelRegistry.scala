@@ -13,8 +13,9 @@ import treescore.model.TreeModel
  * A name is registered either in memory, from Scala or Python (`register`), or as a path in
  * the session's SQL conf, which plain SQL and Spark Connect clients can set:
  * {{{ SET spark.treescore.model.demand_v3 = /models/demand_v3.txt }}}
- * The path names a LightGBM text model or a saved scorer folder; it is read when the name is
- * first used (and again when the file changes). A name registered in memory wins over the conf.
+ * The path names a LightGBM text model, an MLflow LightGBM model directory or a saved scorer
+ * folder; it is read when the name is first used (and again when the file changes). A name
+ * registered in memory wins over the conf.
  */
 object ModelRegistry {
   val ConfPrefix = "spark.treescore.model."

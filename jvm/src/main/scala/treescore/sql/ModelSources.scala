@@ -6,7 +6,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 
 import treescore.ensemble.{ModelScorer, Scorable, SpecIO}
-import treescore.model.TreeModel
+import treescore.model.{MlflowModelDir, TreeModel}
 
 /**
  * Models named in SQL by path or sent as bytes (Spark Connect), loaded on the driver at
@@ -23,18 +23,30 @@ object ModelSources {
   }
 
   /**
-   * A LightGBM text model file, or a saved scorer folder (spec.json + models/), from any
-   * Hadoop path. A plain model is returned as a [[ModelScorer]] reading its own feature names.
+   * A LightGBM text model file, an MLflow LightGBM model directory, or a saved scorer folder
+   * (spec.json + models/), from any Hadoop path. A model is returned as a [[ModelScorer]]
+   * reading its own feature names.
    */
   def load(path: String, hadoopConf: Configuration): Scorable = {
     val p = new Path(path)
     val fs = p.getFileSystem(hadoopConf)
     if (!fs.exists(p)) throw new java.io.FileNotFoundException(s"treescore: no model file or scorer folder at '$path'")
     val status = fs.getFileStatus(p)
-    val identity = if (status.isDirectory) fs.getFileStatus(new Path(p, SpecIO.SpecFile)) else status
-    val key = s"path:${status.getPath}:${identity.getLen}:${identity.getModificationTime}"
+    val spec = new Path(p, SpecIO.SpecFile)
+    val isScorerFolder = status.isDirectory && fs.exists(spec)
+    if (status.isDirectory && !isScorerFolder && !fs.exists(new Path(p, MlflowModelDir.MLmodelFile))) {
+      throw new java.io.FileNotFoundException(s"treescore: '$path' is a directory with neither ${SpecIO.SpecFile} " +
+        s"nor ${MlflowModelDir.MLmodelFile}; expected a LightGBM text model file, a scorer folder saved by " +
+        "treescore (spec.json + models/) or an MLflow LightGBM model directory")
+    }
+    // The file whose length and modification time say whether the model changed since it was loaded.
+    val identity =
+      if (isScorerFolder) fs.getFileStatus(spec)
+      else if (status.isDirectory) fs.getFileStatus(MlflowModelDir.modelFile(fs, p, path))
+      else status
+    val key = s"path:${status.getPath}:${identity.getPath}:${identity.getLen}:${identity.getModificationTime}"
     cached(key) {
-      if (status.isDirectory) SpecIO.load(path, hadoopConf) else ModelScorer(TreeModel.load(path, hadoopConf))
+      if (isScorerFolder) SpecIO.load(path, hadoopConf) else ModelScorer(TreeModel.load(path, hadoopConf))
     }
   }
 
