@@ -1,4 +1,4 @@
-"""python -m bench [--quick | --smoke] [--out DIR] [--only A,B,C,batch,scaling]"""
+"""python -m bench [--quick | --smoke] [--out DIR] [--only A,B,C,batch,scaling] [--merge]"""
 import argparse
 import datetime
 import json
@@ -9,7 +9,7 @@ import tempfile
 import time
 from dataclasses import asdict
 
-from bench import data, machine, models, plots, report, session, sweeps, workloads
+from bench import data, machine, merge, models, plots, report, session, sweeps, workloads
 from bench.config import MODES
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -24,7 +24,18 @@ def _parser() -> argparse.ArgumentParser:
     size.add_argument("--smoke", action="store_true", help="tiny everything, to check the suite runs")
     parser.add_argument("--out", default=RESULTS_DIR, help=f"where latest.md and the plots go (default {RESULTS_DIR})")
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated subset of " + ",".join(SECTIONS))
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the other sections' results from the latest.json in --out (same mode): "
+                             "a full run in parts")
     return parser
+
+
+def _now() -> str:
+    return datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
+def _load() -> str:
+    return f"{machine.load_average()}, CPU pressure {machine.cpu_pressure()}"
 
 
 def main(argv=None) -> int:
@@ -35,8 +46,9 @@ def main(argv=None) -> int:
     if unknown:
         raise SystemExit(f"unknown sections: {', '.join(sorted(unknown))}")
     os.makedirs(args.out, exist_ok=True)
+    previous = merge.load(args.out, sizes.mode, sections) if args.merge else merge.Previous([], {}, {}, {}, {})
+    command = " ".join(["python -m bench"] + (argv if argv is not None else sys.argv[1:]))
     started = time.perf_counter()
-    load_start = f"{machine.load_average()}, CPU pressure {machine.cpu_pressure()}"
     parallel = machine.parallel_speed()
 
     def log(message: str) -> None:
@@ -45,27 +57,18 @@ def main(argv=None) -> int:
     log(f"mode {sizes.mode}: sections {', '.join(sections)}")
     ensemble = models.load_or_train(sizes, log=log)
     work_dir = tempfile.mkdtemp(prefix="treescore-bench-")
-    notes = []
-    spark = None
+    spark, parts = None, {}
     try:
-        log(f"writing {sizes.total_rows:,} rows x {sizes.features} features to {work_dir}")
-        paths = data.write_dataset(os.path.join(work_dir, "data"), sizes.total_rows, sizes.chunk_rows, sizes.features)
+        rows = sizes.rows_needed(sections)
+        log(f"writing {rows:,} rows x {sizes.features} features to {work_dir}")
+        paths = data.write_dataset(os.path.join(work_dir, "data"), rows, sizes.chunk_rows, sizes.features)
         spark = session.start(sizes.driver_memory, sizes.java_options)
         from bench.methods import make_context
 
         bench = workloads.Bench(spark, make_context(spark, ensemble), sizes, paths, work_dir, log=log)
         for name, run_section in [("JVM warm-up", workloads.warm_jvm)] + [(n, SECTIONS[n]) for n in sections]:
-            section_started = time.perf_counter()
-            log(f"section {name}")
-            try:
-                run_section(bench)
-            except Exception as error:  # report what ran; say what did not
-                first_line = (str(error).splitlines() or [""])[0][:200]
-                notes.append(f"Section {name} stopped early: {type(error).__name__}: {first_line}")
-                log(notes[-1])
-            log(f"section {name} took {time.perf_counter() - section_started:.0f} s")
+            parts[name] = _run_section(name, run_section, bench, log)
         described = machine.describe(spark)
-        described["parallel speed per core (2 processes vs 1, measured at start)"] = parallel
     finally:
         if spark is not None:
             try:
@@ -74,20 +77,42 @@ def main(argv=None) -> int:
                 pass
         shutil.rmtree(work_dir, ignore_errors=True)
 
-    written, plot_note = plots.write_all(args.out, bench.results)
-    notes += report.drift_note(bench.results) + report.method_notes(sizes)
-    run = {"date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-           "command": "python -m bench" + {"full": "", "quick": " --quick", "smoke": " --smoke"}[sizes.mode],
-           "seconds": time.perf_counter() - started, "notes": notes, "load_start": load_start,
-           "load_end": f"{machine.load_average()}, CPU pressure {machine.cpu_pressure()}"}
+    # Every section of this part shares its JVM warm-up, the parallel speed and the command.
+    warm_up = parts.pop("JVM warm-up")
+    for info in parts.values():
+        info.update(command=command, parallel=parallel, jvm_warm_up=bench.diagnostics.get("jvm_warm_up"),
+                    notes=warm_up["notes"] + info["notes"])
+    diagnostics = {k: v for k, v in bench.diagnostics.items() if k != "jvm_warm_up"}
+    results, agreement, diagnostics, parts, notes = merge.combine(
+        previous, bench.results, bench.agreement, diagnostics, parts, described)
+    written, plot_note = plots.write_all(args.out, results)
+    notes += list(dict.fromkeys(n for info in parts.values() for n in info["notes"]))  # warm-up notes once
+    notes += report.drift_note(results) + report.method_notes(sizes)
+    run = {"date": _now(), "command": command, "seconds": time.perf_counter() - started, "notes": notes}
     report.write(os.path.join(args.out, "latest.md"), run=run, machine=described, sizes=sizes,
-                 setup=report.setup(sizes, ensemble, bench.diagnostics.get("jvm_warm_up")), results=bench.results,
-                 agree=bench.agreement, diagnostics=bench.diagnostics, plots=written, plot_note=plot_note)
+                 setup=report.setup(sizes, ensemble), parts=parts, results=results,
+                 agree=agreement, diagnostics=diagnostics, plots=written, plot_note=plot_note)
     with open(os.path.join(args.out, "latest.json"), "w") as f:
-        json.dump({"run": run, "sizes": asdict(sizes), "results": [asdict(r) for r in bench.results],
-                   "agreement": bench.agreement, "diagnostics": bench.diagnostics}, f, indent=1)
+        json.dump({"run": run, "sizes": asdict(sizes), "machine": described, "sections": parts,
+                   "results": [asdict(r) for r in results], "agreement": agreement, "diagnostics": diagnostics},
+                  f, indent=1)
     log(f"wrote {os.path.join(args.out, 'latest.md')} and {len(written)} plots")
     return 0
+
+
+def _run_section(name: str, run_section, bench, log) -> dict:
+    """Runs one section; a failure is reported in the section's notes, and the run goes on."""
+    started, load_before, notes = time.perf_counter(), _load(), []
+    log(f"section {name}")
+    try:
+        run_section(bench)
+    except Exception as error:  # report what ran; say what did not
+        first_line = (str(error).splitlines() or [""])[0][:200]
+        notes.append(f"Section {name} stopped early: {type(error).__name__}: {first_line}")
+        log(notes[-1])
+    seconds = time.perf_counter() - started
+    log(f"section {name} took {seconds:.0f} s")
+    return {"date": _now(), "seconds": seconds, "load_start": load_before, "load_end": _load(), "notes": notes}
 
 
 if __name__ == "__main__":

@@ -30,9 +30,12 @@ class Sizes:
     jvm_warm_seconds: float = 0  # before anything is measured, score for this long so the JIT settles
     java_options: str = ""  # extra driver JVM options
 
-    @property
-    def total_rows(self) -> int:
-        return max(self.rows_a, self.rows_b, self.rows_c, self.sweep_rows, *self.scaling_rows)
+    def rows_needed(self, sections) -> int:
+        """Rows of data the given sections read (the JVM warm-up always reads warm_rows of A's):
+        a run of some sections does not pay for generating the 4M rows only scaling needs."""
+        per_section = {"A": self.rows_a, "B": self.rows_b, "C": self.rows_c, "batch": self.sweep_rows,
+                       "scaling": max(self.scaling_rows)}
+        return max([max(1, min(self.warm_rows, self.rows_a))] + [per_section[s] for s in sections])
 
 
 FULL = Sizes("full", features=200, trees=300, leaves=31, train_rows=50_000,

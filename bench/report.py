@@ -147,7 +147,7 @@ def sweep_table(results: List[Result], workload: str, label: str) -> List[str]:
     return lines
 
 
-def setup(sizes: Sizes, ensemble, jvm_warm_up: Optional[Dict]) -> Dict[str, str]:
+def setup(sizes: Sizes, ensemble) -> Dict[str, str]:
     scaling = ", ".join(f"{r:,}" for r in sizes.scaling_rows)
     lines = {
         "model": f"ensemble of 3 LightGBM regressors, {sizes.trees} trees each, {sizes.leaves} leaves max "
@@ -164,10 +164,22 @@ def setup(sizes: Sizes, ensemble, jvm_warm_up: Optional[Dict]) -> Dict[str, str]
                    f"{sizes.warm_rows:,} rows (the sampled Python UDF: on its sample; sweeps: one warm-up per "
                    "method, at the first point)") if sizes.warm_rows else f"{sizes.runs} timed run(s), no warm-up",
     }
-    if jvm_warm_up:
-        lines["JVM warm-up"] = (f"before any measurement, {jvm_warm_up['rounds']} rounds of treescore (batched and "
-                                f"rule off) over {jvm_warm_up['rows']:,} rows ({jvm_warm_up['seconds']:.0f} s), so "
-                                "the JIT compiler has mostly settled")
+    return lines
+
+
+def parts_table(parts: Dict[str, Dict]) -> List[str]:
+    """When, by which command and under what load each section ran (a full run may come in parts)."""
+    lines = ["| section | finished | took | command | load average (1, 5, 15 min) and CPU pressure: start; end | "
+             "parallel speed per core (2 processes vs 1) | JVM warm-up before it |",
+             "|---|---|---:|---|---|---|---|"]
+    order = ["A", "B", "C", "batch", "scaling"]
+    for name, info in sorted(parts.items(), key=lambda item: order.index(item[0])):
+        warm = info.get("jvm_warm_up")
+        warm_text = (f"{warm['rounds']} rounds of treescore (batched and rule off) over {warm['rows']:,} rows "
+                     f"({warm['seconds']:.0f} s)") if warm else "none"
+        took = f"{info['seconds'] / 60:.0f} min" if info["seconds"] >= 120 else f"{info['seconds']:.0f} s"
+        lines.append(f"| {name} | {info['date']} | {took} | `{info['command']}` | "
+                     f"{info['load_start']}; {info['load_end']} | {info['parallel']} | {warm_text} |")
     return lines
 
 
@@ -213,14 +225,15 @@ def method_notes(sizes: Sizes) -> List[str]:
     return notes
 
 
-def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, results: List[Result],
+def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, parts: Dict, results: List[Result],
           agree: Dict, diagnostics: Dict, plots: List[str], plot_note: str) -> None:
     out = [f"# treescore benchmark: {run['date']}", "",
-           f"Mode `{sizes.mode}` (`{run['command']}`), {run['seconds']:.0f} s end to end. "
+           f"Mode `{sizes.mode}`. Last part: `{run['command']}`, {run['seconds'] / 60:.0f} min end to end. "
            "Measurements, not tests: nothing here passes or fails a build.", "", "## Machine", ""]
     out += [f"- {k}: {v}" for k, v in machine.items()]
-    out += [f"- load average (1, 5, 15 min) at start: {run['load_start']}; at end: {run['load_end']}", "",
-            "## Setup", ""]
+    out += ["", "## When each section ran", "",
+            "Before measuring, each part scores with treescore for a while so that the JVM's JIT compiler has "
+            "mostly settled (the last column).", "", *parts_table(parts), "", "## Setup", ""]
     out += [f"- {k}: {v}" for k, v in setup.items()]
     out += ["", "Model loading per method:", ""]
     out += [f"- {NAMES[k]}: {v}" for k, v in MODEL_LOADING.items()]

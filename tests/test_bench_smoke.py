@@ -3,6 +3,7 @@
 Its numbers are not checked: the suite measures, it does not pass or fail. This only guards
 the plumbing, with whatever this Python has (matplotlib and psutil may be missing).
 """
+import json
 import os
 import subprocess
 import sys
@@ -23,13 +24,35 @@ METHOD_NAMES = [
 ]
 
 
-def test_bench_smoke_runs_and_lists_every_method(tmp_path):
+def _bench(out, *args):
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--smoke", "--out", str(tmp_path)],
+        [sys.executable, "-m", "bench", "--smoke", "--out", str(out), *args],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    return json.loads((out / "latest.json").read_text())
+
+
+def _rows(results, workload):
+    return [(r["method"], r["param"], r["seconds"]) for r in results if r["workload"] == workload]
+
+
+def test_bench_smoke_runs_and_lists_every_method(tmp_path):
+    first = _bench(tmp_path)
     report = (tmp_path / "latest.md").read_text()
     missing = [name for name in METHOD_NAMES if f"| {name} |" not in report]
     assert not missing, f"latest.md does not list {missing}"
+
+    # A second part that reruns only scaling keeps A, B, C and the batch sweep from the first
+    # part as they were, replaces the scaling rows, and says which part ran which section.
+    second = _bench(tmp_path, "--only", "scaling", "--merge")
+    for workload in ("A", "B", "C", "batch"):
+        assert _rows(second["results"], workload) == _rows(first["results"], workload), workload
+    assert _rows(second["results"], "scaling") != _rows(first["results"], "scaling")
+    assert len(_rows(second["results"], "scaling")) == len(_rows(first["results"], "scaling"))
+    assert second["sections"]["A"] == first["sections"]["A"]
+    assert second["sections"]["scaling"]["command"].endswith("--only scaling --merge")
+    report = (tmp_path / "latest.md").read_text()
+    assert "--only scaling --merge" in report
+    assert not [name for name in METHOD_NAMES if f"| {name} |" not in report]

@@ -1,0 +1,56 @@
+"""--merge: a full run in parts. The full run takes hours on 2 cores, longer than one quiet
+window; each part runs some sections and keeps the other sections' results from the
+latest.json already in --out, so latest.md always shows every section measured so far,
+with when and under what load each part ran."""
+import json
+import os
+from typing import Dict, List, Tuple
+
+from bench.timing import Result
+
+# Which section measured each diagnostic: a part that reruns a section replaces them.
+DIAGNOSTIC_SECTION = {"breakdown": "A", "plans": "A", "limit_one_thread_rows_per_second": "A",
+                      "limit_rows_per_second": "A"}
+
+
+class Previous:
+    """What an earlier latest.json holds for the sections this part does not run."""
+
+    def __init__(self, results: List[Result], agreement: Dict, diagnostics: Dict, sections: Dict, machine: Dict):
+        self.results, self.agreement, self.diagnostics = results, agreement, diagnostics
+        self.sections, self.machine = sections, machine
+
+
+def load(out_dir: str, mode: str, rerun: List[str]) -> Previous:
+    """The previous results of every section not in `rerun`; nothing if there is no latest.json.
+
+    Refuses (SystemExit) to merge across modes: quick and full numbers side by side would
+    read as one measurement.
+    """
+    path = os.path.join(out_dir, "latest.json")
+    if not os.path.exists(path):
+        return Previous([], {}, {}, {}, {})
+    with open(path) as f:
+        previous = json.load(f)
+    if previous["sizes"]["mode"] != mode:
+        raise SystemExit(f"--merge: {path} holds a {previous['sizes']['mode']} run and this is a {mode} run; "
+                         "use another --out, or run without --merge to start over")
+    kept = {name: info for name, info in previous.get("sections", {}).items() if name not in rerun}
+    return Previous(
+        results=[Result(**r) for r in previous["results"] if r["workload"] in kept],
+        agreement={w: found for w, found in previous["agreement"].items() if w in kept},
+        diagnostics={k: v for k, v in previous["diagnostics"].items() if DIAGNOSTIC_SECTION.get(k) in kept},
+        sections=kept, machine=previous.get("machine", {}))
+
+
+def combine(previous: Previous, results: List[Result], agreement: Dict, diagnostics: Dict,
+            sections: Dict, machine: Dict) -> Tuple[List[Result], Dict, Dict, Dict, List[str]]:
+    """This part's results on top of the kept ones, plus notes on anything that differs between parts."""
+    notes = []
+    changed = [k for k in machine if previous.machine and previous.machine.get(k) != machine[k]]
+    if changed:
+        notes.append("Parts of this report ran with different " + ", ".join(
+            f"{k} ({previous.machine.get(k)} before, {machine[k]} now)" for k in changed)
+            + ": compare sections with care.")
+    return (previous.results + results, {**previous.agreement, **agreement},
+            {**previous.diagnostics, **diagnostics}, {**previous.sections, **sections}, notes)
