@@ -1,4 +1,4 @@
-"""python -m bench [--quick | --smoke] [--out DIR] [--only A,B,C,batch,scaling] [--merge]"""
+"""python -m bench [--quick | --smoke] [--out DIR] [--only A,B,C,batch,scaling] [--merge] [--render]"""
 import argparse
 import datetime
 import json
@@ -8,9 +8,11 @@ import sys
 import tempfile
 import time
 from dataclasses import asdict
+from typing import List
 
 from bench import data, machine, merge, models, plots, report, session, sweeps, workloads
 from bench.config import MODES
+from bench.timing import Result
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SECTIONS = {"A": workloads.workload_a, "B": workloads.workload_b, "C": workloads.workload_c,
@@ -27,6 +29,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--merge", action="store_true",
                         help="keep the other sections' results from the latest.json in --out (same mode): "
                              "a full run in parts")
+    parser.add_argument("--render", action="store_true",
+                        help="measure nothing: rewrite latest.md and the plots from the latest.json in --out")
     return parser
 
 
@@ -38,8 +42,26 @@ def _load() -> str:
     return f"{machine.load_average()}, CPU pressure {machine.cpu_pressure()}"
 
 
+def _publish(out: str, saved: dict) -> List[str]:
+    """Writes latest.json, latest.md and the plots from one run's (or merged parts') saved results."""
+    results = [Result(**r) for r in saved["results"]]
+    written, plot_note = plots.write_all(out, results)
+    report.write(os.path.join(out, "latest.md"), run=saved["run"], machine=saved["machine"],
+                 sizes=MODES[saved["sizes"]["mode"]], setup=saved["setup"], parts=saved["sections"],
+                 results=results, agree=saved["agreement"], diagnostics=saved["diagnostics"], plots=written,
+                 plot_note=plot_note)
+    with open(os.path.join(out, "latest.json"), "w") as f:
+        json.dump(saved, f, indent=1)
+    return written
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    if args.render:
+        with open(os.path.join(args.out, "latest.json")) as f:
+            written = _publish(args.out, json.load(f))
+        print(f"wrote {os.path.join(args.out, 'latest.md')} and {len(written)} plots from latest.json")
+        return 0
     sizes = MODES["smoke" if args.smoke else "quick" if args.quick else "full"]
     sections = [s for s in args.only.split(",") if s]
     unknown = set(sections) - set(SECTIONS)
@@ -85,17 +107,13 @@ def main(argv=None) -> int:
     diagnostics = {k: v for k, v in bench.diagnostics.items() if k != "jvm_warm_up"}
     results, agreement, diagnostics, parts, notes = merge.combine(
         previous, bench.results, bench.agreement, diagnostics, parts, described)
-    written, plot_note = plots.write_all(args.out, results)
     notes += list(dict.fromkeys(n for info in parts.values() for n in info["notes"]))  # warm-up notes once
     notes += report.drift_note(results) + report.method_notes(sizes)
     run = {"date": _now(), "command": command, "seconds": time.perf_counter() - started, "notes": notes}
-    report.write(os.path.join(args.out, "latest.md"), run=run, machine=described, sizes=sizes,
-                 setup=report.setup(sizes, ensemble), parts=parts, results=results,
-                 agree=agreement, diagnostics=diagnostics, plots=written, plot_note=plot_note)
-    with open(os.path.join(args.out, "latest.json"), "w") as f:
-        json.dump({"run": run, "sizes": asdict(sizes), "machine": described, "sections": parts,
-                   "results": [asdict(r) for r in results], "agreement": agreement, "diagnostics": diagnostics},
-                  f, indent=1)
+    written = _publish(args.out, {"run": run, "sizes": asdict(sizes), "machine": described,
+                                  "setup": report.setup(sizes, ensemble), "sections": parts,
+                                  "results": [asdict(r) for r in results], "agreement": agreement,
+                                  "diagnostics": diagnostics})
     log(f"wrote {os.path.join(args.out, 'latest.md')} and {len(written)} plots")
     return 0
 

@@ -65,16 +65,21 @@ def main_table(results: List[Result]) -> List[str]:
 def targets(results: List[Result]) -> List[str]:
     ts, limit = _find(results, "A", "treescore_batched"), _find(results, "A", "limit")
     mip, mia = _find(results, "A", "map_in_pandas"), _find(results, "A", "map_in_arrow")
-    lines = ["| target (workload A) | actual (rows/s ratio) | result | same ratio by CPU time per row (reference) |",
-             "|---|---:|---|---:|"]
+    lines = ["| target (workload A) | actual (rows/s ratio) | result | same ratio by CPU time per row (reference) | "
+             "most any method calling LightGBM's predict can reach (the limit's ratio) |",
+             "|---|---:|---|---:|---:|"]
 
     def speed(label, other, goal):
         if ts and other and ts.ok and other.ok:
             actual = ts.rows_per_second / other.rows_per_second
             by_cpu = other.cpu_microseconds_per_row / ts.cpu_microseconds_per_row if ts.cpu_seconds else float("nan")
-            lines.append(f"| {label} | {actual:.2f}x | {'PASS' if actual >= goal else 'MISS'} | {by_cpu:.2f}x |")
+            # The limit is LightGBM's own predict on data already in memory: no method that calls it
+            # can go faster, so limit / other bounds what any such method can show against `other`.
+            ceiling = f"{limit.rows_per_second / other.rows_per_second:.2f}x" if limit and limit.ok else "—"
+            lines.append(f"| {label} | {actual:.2f}x | {'PASS' if actual >= goal else 'MISS'} | {by_cpu:.2f}x | "
+                         f"{ceiling} |")
         else:
-            lines.append(f"| {label} | — | not measured | — |")
+            lines.append(f"| {label} | — | not measured | — | — |")
 
     speed("treescore batched >= 0.85x the limit", limit, 0.85)
     speed("treescore batched >= 2x mapInPandas", mip, 2.0)
@@ -82,9 +87,9 @@ def targets(results: List[Result]) -> List[str]:
     if ts and mip and ts.ok and mip.ok:
         actual = ts.peak_bytes / mip.peak_bytes
         lines.append(f"| treescore peak RSS <= mapInPandas peak RSS | {_mib(ts.peak_bytes)} vs "
-                     f"{_mib(mip.peak_bytes)} MiB ({actual:.2f}x) | {'PASS' if actual <= 1 else 'MISS'} | |")
+                     f"{_mib(mip.peak_bytes)} MiB ({actual:.2f}x) | {'PASS' if actual <= 1 else 'MISS'} | | |")
     else:
-        lines.append("| treescore peak RSS <= mapInPandas peak RSS | — | not measured | |")
+        lines.append("| treescore peak RSS <= mapInPandas peak RSS | — | not measured | | |")
     return lines
 
 

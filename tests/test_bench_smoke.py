@@ -56,3 +56,10 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     report = (tmp_path / "latest.md").read_text()
     assert "--only scaling --merge" in report
     assert not [name for name in METHOD_NAMES if f"| {name} |" not in report]
+
+    # --render measures nothing and rewrites the same report from latest.json.
+    (tmp_path / "latest.md").write_text("stale")
+    rendered = subprocess.run([sys.executable, "-m", "bench", "--render", "--out", str(tmp_path)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert rendered.returncode == 0, rendered.stderr[-4000:]
+    assert (tmp_path / "latest.md").read_text() == report
