@@ -143,6 +143,8 @@ def agreement(agree: Dict[str, Dict]) -> List[str]:
 
 def sweep_table(results: List[Result], workload: str, label: str) -> List[str]:
     rows = [r for r in results if r.workload == workload]
+    if not rows:  # a full run done in parts may not have reached this sweep yet
+        return ["Not measured in this run."]
     lines = [f"| method | {label} | rows/s | ns/row (wall) | CPU us/row | peak RSS MiB | notes |",
              "|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
