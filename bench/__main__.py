@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     if unknown:
         raise SystemExit(f"unknown sections: {', '.join(sorted(unknown))}")
     os.makedirs(args.out, exist_ok=True)
-    previous = merge.load(args.out, sizes.mode, sections) if args.merge else merge.Previous([], {}, {}, {}, {})
+    previous = merge.load(args.out, sizes.mode, sections) if args.merge else merge.Previous()
     command = " ".join(["python -m bench"] + (argv if argv is not None else sys.argv[1:]))
     started = time.perf_counter()
     parallel = machine.parallel_speed()

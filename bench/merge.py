@@ -4,6 +4,7 @@ latest.json already in --out, so latest.md always shows every section measured s
 with when and under what load each part ran."""
 import json
 import os
+from dataclasses import dataclass, field
 from typing import Dict, List, Tuple
 
 from bench.timing import Result
@@ -13,12 +14,14 @@ DIAGNOSTIC_SECTION = {"breakdown": "A", "plans": "A", "limit_one_thread_rows_per
                       "limit_rows_per_second": "A"}
 
 
+@dataclass
 class Previous:
-    """What an earlier latest.json holds for the sections this part does not run."""
-
-    def __init__(self, results: List[Result], agreement: Dict, diagnostics: Dict, sections: Dict, machine: Dict):
-        self.results, self.agreement, self.diagnostics = results, agreement, diagnostics
-        self.sections, self.machine = sections, machine
+    """What an earlier latest.json holds for the sections this part does not run (by default, nothing)."""
+    results: List[Result] = field(default_factory=list)
+    agreement: Dict = field(default_factory=dict)
+    diagnostics: Dict = field(default_factory=dict)
+    sections: Dict = field(default_factory=dict)
+    machine: Dict = field(default_factory=dict)
 
 
 def load(out_dir: str, mode: str, rerun: List[str]) -> Previous:
@@ -29,7 +32,7 @@ def load(out_dir: str, mode: str, rerun: List[str]) -> Previous:
     """
     path = os.path.join(out_dir, "latest.json")
     if not os.path.exists(path):
-        return Previous([], {}, {}, {}, {})
+        return Previous()
     with open(path) as f:
         previous = json.load(f)
     if previous["sizes"]["mode"] != mode:
