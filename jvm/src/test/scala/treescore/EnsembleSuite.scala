@@ -4,6 +4,7 @@ import org.apache.spark.SparkException
 import org.apache.spark.sql.functions.{col, lit, when}
 
 import treescore.ensemble._
+import treescore.execution.ProgramTaskScorer
 import treescore.functions.{score, scoreGrid}
 
 /** Ensembles, routes, cascades and grids, natively in one batched pass, against their references. */
@@ -104,6 +105,17 @@ class EnsembleSuite extends SparkSuite {
     def run() = keyed.select(scoreGrid(RoutedScorer("market", Seq("DE" -> ens), Some(reg)), "f0",
       Seq(0.0, 1.0, 2.0), Map.empty, "increasing")).collect().toSeq
     assert(run() == withBatchingDisabled(run()))
+  }
+
+  test("row at a time, a task compiles its program once, not once per row, and closes it when the task ends") {
+    val grid = scoreGrid(EnsembleScorer(Seq(Member(reg, 0.5), Member(bin, 0.5))), "f0", Seq(0.0, 1.0), Map.empty, "none")
+    val oneTask = fixtureFrame.coalesce(1)
+    val (openedBefore, openBefore) = (ProgramTaskScorer.opened.get(), ProgramTaskScorer.open.get())
+    val rowAtATime = withBatchingDisabled(oneTask.select(grid).collect().toSeq)
+    assert(rowAtATime.length == fixtureRows.length)
+    assert(ProgramTaskScorer.opened.get() - openedBefore == 1, "one program for the one task's rows")
+    assert(ProgramTaskScorer.open.get() == openBefore, "the task's end closed it")
+    assert(rowAtATime == oneTask.select(grid).collect().toSeq)
   }
 
   test("bad specs are refused with the offending part named") {
