@@ -2,6 +2,7 @@ package treescore
 
 import org.apache.spark.sql.functions.col
 
+import treescore.expressions.BatchableScore
 import treescore.functions.score
 
 /** Scala-only scoring through treescore.functions.score: no Python anywhere. */
@@ -27,6 +28,16 @@ class BatchScoreSuite extends SparkSuite {
     assert(batchedOps == 1)
     assert(fallbackOps == 0)
     assert(bits(batched) == bits(fallback))
+  }
+
+  test("row at a time, a task leases the model and allocates its buffers once, not once per row") {
+    val oneTask = fixtureFrame.coalesce(1).select(col("regression"), score(regressionModel).as("y"))
+    val (openedBefore, openBefore) = (BatchableScore.rowScorersOpened.get(), BatchableScore.rowScorersOpen.get())
+    val rows = withBatchingDisabled(oneTask.collect().toSeq)
+    assert(rows.length == fixtureRows.length)
+    assert(BatchableScore.rowScorersOpened.get() - openedBefore == 1, "one scorer for the one task's rows")
+    assert(BatchableScore.rowScorersOpen.get() == openBefore, "the task's end closed it")
+    assert(bits(rows.map(_.getDouble(1))) == bits(rows.map(_.getDouble(0))))
   }
 
   test("batches smaller than a partition give the same scores, and the metrics count them") {

@@ -1,7 +1,5 @@
 package treescore.execution
 
-import java.util.concurrent.atomic.AtomicLong
-
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, MutableProjection}
 import org.apache.spark.sql.catalyst.util.GenericArrayData
@@ -49,8 +47,6 @@ private[treescore] final class ProgramTaskScorer(call: ProgramScoreExpression, i
   private val inputs = new OffHeapDoubles(expandedRows * numInputs)
   private val routes = new OffHeapInts(expandedRows * numSlots)
   private val outputs = new OffHeapDoubles(expandedRows)
-  ProgramTaskScorer.opened.incrementAndGet()
-  ProgramTaskScorer.open.incrementAndGet()
 
   override def score(batch: collection.Seq[InternalRow]): Unit = {
     var i = 0L
@@ -104,12 +100,5 @@ private[treescore] final class ProgramTaskScorer(call: ProgramScoreExpression, i
     outputs.close()
     NativeMethods.releaseProgram(program)
     leases.foreach(_.close())
-    ProgramTaskScorer.open.decrementAndGet()
   }
-}
-
-private[treescore] object ProgramTaskScorer {
-  // For tests: how many have been opened in this JVM, and how many are open now (a leak check).
-  val opened = new AtomicLong
-  val open = new AtomicLong
 }

@@ -1,7 +1,5 @@
 package treescore.expressions
 
-import org.apache.spark.TaskContext
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
@@ -44,36 +42,6 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
   override def openTaskScorer(inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
       metrics: Map[String, SQLMetric]): TaskScorer =
     new ProgramTaskScorer(this, inputSchema, batchRows, nativeThreads, metrics)
-
-  /**
-   * The row-at-a-time fallback: the same native program over a batch of one row. Inside a task
-   * the program is compiled once and reused for every row (compiling it binds the inputs and
-   * generates code, far dearer than scoring one row); the task's completion closes it.
-   */
-  override def eval(row: InternalRow): Any = {
-    val task = TaskContext.get()
-    if (task == null) { // outside a task (e.g. constant folding on the driver): nothing would close it later
-      val scorer = new ProgramTaskScorer(this, Nil, 1, 1, Map.empty)
-      try scoreOne(scorer, row) finally scorer.close()
-    } else scoreOne(fallbackScorer(task), row)
-  }
-
-  private def scoreOne(scorer: ProgramTaskScorer, row: InternalRow): Any = {
-    scorer.score(Seq(row))
-    scorer.result(0)
-  }
-
-  // One expression instance normally serves one task; keyed by attempt in case an instance is reused.
-  @transient private var fallback: Option[(Long, ProgramTaskScorer)] = None
-
-  private def fallbackScorer(task: TaskContext): ProgramTaskScorer = fallback match {
-    case Some((attempt, scorer)) if attempt == task.taskAttemptId() => scorer
-    case _ =>
-      val scorer = new ProgramTaskScorer(this, Nil, 1, 1, Map.empty)
-      task.addTaskCompletionListener[Unit](_ => scorer.close())
-      fallback = Some((task.taskAttemptId(), scorer))
-      scorer
-  }
 
   override def toString: String = {
     val gridPart = grid.map(g => s", grid of ${g.values.length}${if (g.monotone == Monotone.None) "" else " " + g.monotone.name}").getOrElse("")

@@ -1,6 +1,5 @@
 package treescore.expressions
 
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
@@ -9,7 +8,7 @@ import org.apache.spark.sql.types.DataType
 
 import treescore.ScoreOptions
 import treescore.execution.ModelTaskScorer
-import treescore.model.{ModelCache, OffHeapDoubles, TreeModel}
+import treescore.model.TreeModel
 
 /**
  * `score(model, features...)`: a LightGBM prediction over feature columns, a Spark ML vector
@@ -43,26 +42,6 @@ case class ScoreExpression(model: TreeModel, children: Seq[Expression], options:
     iterationProblem.orElse(input.problem(children, model)) match {
       case Some(problem) => TypeCheckResult.TypeCheckFailure(s"treescore: $problem")
       case None => TypeCheckResult.TypeCheckSuccess
-    }
-  }
-
-  // The fallback's per-instance state: Spark evaluates one expression instance per task.
-  @transient private lazy val fallbackWriter = input.writer(children, model.numFeatures)
-
-  override def eval(row: InternalRow): Any = {
-    val lease = ModelCache.acquire(model, options.iterations)
-    val native = lease.model
-    val perRow = native.outputsPerRow(options.predictKind)
-    val features = new OffHeapDoubles(model.numFeatures)
-    val out = new OffHeapDoubles(perRow)
-    try {
-      fallbackWriter.write(row, features, 0)
-      native.predict(features, 1, options.predictKind, numThreads = 1, out)
-      new ScoreOutput(dataType, perRow).value(out, 0)
-    } finally {
-      features.close()
-      out.close()
-      lease.close()
     }
   }
 
