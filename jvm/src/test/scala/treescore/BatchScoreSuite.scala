@@ -2,7 +2,6 @@ package treescore
 
 import org.apache.spark.sql.functions.col
 
-import treescore.expressions.BatchableScore
 import treescore.functions.score
 
 /** Scala-only scoring through treescore.functions.score: no Python anywhere. */
@@ -32,11 +31,10 @@ class BatchScoreSuite extends SparkSuite {
 
   test("row at a time, a task leases the model and allocates its buffers once, not once per row") {
     val oneTask = fixtureFrame.coalesce(1).select(col("regression"), score(regressionModel).as("y"))
-    val (openedBefore, openBefore) = (BatchableScore.rowScorersOpened.get(), BatchableScore.rowScorersOpen.get())
-    val rows = withBatchingDisabled(oneTask.collect().toSeq)
+    val (rows, opened, leftOpen) = countingRowScorers(withBatchingDisabled(oneTask.collect().toSeq))
     assert(rows.length == fixtureRows.length)
-    assert(BatchableScore.rowScorersOpened.get() - openedBefore == 1, "one scorer for the one task's rows")
-    assert(BatchableScore.rowScorersOpen.get() == openBefore, "the task's end closed it")
+    assert(opened == 1, "one scorer for the one task's rows")
+    assert(leftOpen == 0, "the task's end closed it")
     assert(bits(rows.map(_.getDouble(1))) == bits(rows.map(_.getDouble(0))))
   }
 

@@ -4,7 +4,6 @@ import org.apache.spark.SparkException
 import org.apache.spark.sql.functions.{col, lit, when}
 
 import treescore.ensemble._
-import treescore.expressions.BatchableScore
 import treescore.functions.{score, scoreGrid}
 
 /** Ensembles, routes, cascades and grids, natively in one batched pass, against their references. */
@@ -110,11 +109,10 @@ class EnsembleSuite extends SparkSuite {
   test("row at a time, a task compiles its program once, not once per row, and closes it when the task ends") {
     val grid = scoreGrid(EnsembleScorer(Seq(Member(reg, 0.5), Member(bin, 0.5))), "f0", Seq(0.0, 1.0), Map.empty, "none")
     val oneTask = fixtureFrame.coalesce(1)
-    val (openedBefore, openBefore) = (BatchableScore.rowScorersOpened.get(), BatchableScore.rowScorersOpen.get())
-    val rowAtATime = withBatchingDisabled(oneTask.select(grid).collect().toSeq)
+    val (rowAtATime, opened, leftOpen) = countingRowScorers(withBatchingDisabled(oneTask.select(grid).collect().toSeq))
     assert(rowAtATime.length == fixtureRows.length)
-    assert(BatchableScore.rowScorersOpened.get() - openedBefore == 1, "one program for the one task's rows")
-    assert(BatchableScore.rowScorersOpen.get() == openBefore, "the task's end closed it")
+    assert(opened == 1, "one program for the one task's rows")
+    assert(leftOpen == 0, "the task's end closed it")
     assert(rowAtATime == oneTask.select(grid).collect().toSeq)
   }
 

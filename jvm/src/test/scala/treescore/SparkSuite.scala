@@ -12,6 +12,7 @@ import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
 import treescore.execution.BatchScoreExec
+import treescore.expressions.BatchableScore
 import treescore.model.TreeModel
 
 /** A local Spark session with treescore's extensions, and the shared test fixtures. */
@@ -73,6 +74,13 @@ trait SparkSuite extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSparkPl
   def withBatchingDisabled[T](body: => T): T = {
     spark.conf.set(TreescoreConf.BatchEnabled, "false")
     try body finally spark.conf.unset(TreescoreConf.BatchEnabled)
+  }
+
+  /** Runs `body`; also returns how many row-at-a-time scorers it opened and how many it left open. */
+  def countingRowScorers[T](body: => T): (T, Long, Long) = {
+    val (openedBefore, openBefore) = (BatchableScore.rowScorersOpened.get(), BatchableScore.rowScorersOpen.get())
+    val result = body
+    (result, BatchableScore.rowScorersOpened.get() - openedBefore, BatchableScore.rowScorersOpen.get() - openBefore)
   }
 
   /** Doubles compared bit for bit (so NaN equals NaN and 0.0 differs from -0.0). */

@@ -36,7 +36,7 @@ trait BatchableScore extends Expression {
     } else scoreOne(rowScorer(task), row)
   }
 
-  // The expression's rows are already bound (Nil input schema), and it scores one row on one thread.
+  // eval's children are already bound to the row (so an empty input schema), and it scores one row on one thread.
   private def openRowScorer(): TaskScorer = {
     val scorer = openTaskScorer(Nil, batchRows = 1, nativeThreads = 1, metrics = Map.empty)
     BatchableScore.rowScorersOpened.incrementAndGet()
