@@ -1,88 +1,105 @@
-// treescore's JVM side. The sbt project lives in jvm/; native code is built by CMake (native/)
-// and packed into the jar under treescore/native/<os>/<arch>/, so the jar is self-contained.
+// treescore's JVM side: one jar per supported Spark line (project/SparkLines.scala), all from
+// the sources in jvm/src plus a shim folder per API generation. Each line compiles and tests
+// against the jars of a pyspark release from PyPI (build/pyspark_jars.py), because Maven
+// Central does not serve every Spark release here. Native code is built once by CMake (native/)
+// and packed into every jar under treescore/native/<os>/<arch>/, so each jar is self-contained.
 import scala.sys.process._
 
-// Spark 4.0.1 is the newest 4.0 release whose spark-mllib Maven Central serves here; CI also
-// runs the Scala tests against the newest 4.x that resolves (dev/test: -Dspark.version=4.2.0).
-val defaultSparkVersion = "4.0.1"
-val sparkVersion = sys.props.getOrElse("spark.version", defaultSparkVersion)
+lazy val buildNative = taskKey[File]("Builds the JNI library with CMake; returns the folder staging it as jar resources")
+lazy val sparkJars = taskKey[Seq[File]]("The Spark jars of this line's pyspark release")
 
-// The platform folder inside the jar; NativeLoader derives the same name at run time.
-def platformFolder: String = {
-  val os = sys.props("os.name").toLowerCase match {
-    case n if n.contains("linux") => "linux"
-    case n if n.contains("mac")   => "darwin"
-    case n                        => n.replaceAll("\\W+", "")
-  }
-  val arch = sys.props("os.arch") match {
-    case "amd64" | "x86_64"  => "x86_64"
-    case "aarch64" | "arm64" => "aarch64"
-    case other               => other
-  }
-  s"$os/$arch"
-}
+/** The Python that runs the build's fetch scripts; CMake passes its own (with pip) when it runs sbt. */
+def buildPython: String = sys.env.getOrElse("TREESCORE_PYTHON", "python3")
 
-lazy val buildNative = taskKey[Seq[File]]("Builds the JNI library with CMake and stages it as jar resources")
-
-lazy val treescore = (project in file("jvm"))
+// Built once for all lines: the JNI library does not depend on Spark.
+lazy val root = (project in file("."))
+  .aggregate(SparkLines.all.map(l => LocalProject(l.id)): _*)
   .settings(
-    name := "treescore",
-    organization := "io.treescore",
-    version := "0.1.0",
-    scalaVersion := "2.13.16",
-    // A build against another Spark keeps its own outputs, so it never clobbers the shipped jar.
-    target := baseDirectory.value / (if (sparkVersion == defaultSparkVersion) "target" else s"target-spark-$sparkVersion"),
-    javacOptions ++= Seq("--release", "17"),
-    scalacOptions ++= Seq("-deprecation", "-feature", "-release", "17"),
-    libraryDependencies ++= Seq(
-      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
-      "org.apache.spark" %% "spark-mllib" % sparkVersion % Provided,
-      // Reads MLflow's MLmodel YAML. Spark's distribution ships it (Spark 4.2's catalyst depends
-      // on it; 4.0's jars have it for Kubernetes); the version is 4.0.1's Jackson, evicted upward.
-      "com.fasterxml.jackson.dataformat" % "jackson-dataformat-yaml" % "2.18.2" % Provided,
-      "org.scalatest" %% "scalatest" % "3.2.19" % Test
-    ),
+    publish / skip := true,
     buildNative := {
       val log = streams.value.log
-      val root = (ThisBuild / baseDirectory).value
-      val buildDir = target.value / "native-build"
-      val staged = (Compile / resourceManaged).value / "treescore" / "native" / platformFolder
+      val base = baseDirectory.value
+      val buildDir = base / "jvm" / "target" / "native-build"
+      val staged = base / "jvm" / "target" / "native-resources"
       def run(cmd: Seq[String]): Unit = {
         log.info(cmd.mkString("$ ", " ", ""))
-        if (Process(cmd, root).! != 0) sys.error(s"native build failed: ${cmd.mkString(" ")}")
+        if (Process(cmd, base).! != 0) sys.error(s"native build failed: ${cmd.mkString(" ")}")
       }
       run(Seq("cmake", "-S", "native", "-B", buildDir.getPath, "-DTREESCORE_BUILD_JNI=ON", "-DCMAKE_BUILD_TYPE=Release"))
       run(Seq("cmake", "--build", buildDir.getPath, "--parallel"))
+      val platform = staged / "treescore" / "native" / SparkLines.platformFolder
       IO.delete(staged)
-      run(Seq("cmake", "--install", buildDir.getPath, "--component", "jni", "--prefix", staged.getPath))
-      (staged ** "*.so*").get ++ (staged ** "*.dylib").get
-    },
-    Compile / resourceGenerators += buildNative.taskValue,
-    // Spark on Java 17 needs these opens; tests run in their own JVM to apply them.
-    Test / fork := true,
-    Test / javaOptions ++= Seq(
-      "-Xmx4g",
-      "--add-opens=java.base/java.lang=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-      "--add-opens=java.base/java.io=ALL-UNNAMED",
-      "--add-opens=java.base/java.net=ALL-UNNAMED",
-      "--add-opens=java.base/java.nio=ALL-UNNAMED",
-      "--add-opens=java.base/java.util=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
-      "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
-      "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
-      "-Djdk.reflect.useDirectMethodHandle=false"
-    ),
-    Test / parallelExecution := false,
-    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
-    // The jar published for Spark: our classes plus the native libraries, nothing else.
-    Compile / packageBin / artifactPath := target.value / "treescore.jar"
+      run(Seq("cmake", "--install", buildDir.getPath, "--component", "jni", "--prefix", platform.getPath))
+      staged
+    }
   )
 
-lazy val root = (project in file("."))
-  .aggregate(treescore)
-  .settings(publish / skip := true)
+def lineProject(spark: SparkLine): Project = {
+  val jvm = file("jvm").getAbsoluteFile
+  Project(spark.id, jvm / "target" / "lines" / spark.id)
+    .settings(
+      name := s"treescore-spark-${spark.line}",
+      organization := "io.treescore",
+      version := "0.1.0",
+      scalaVersion := spark.scala,
+      target := jvm / "target" / s"spark-${spark.line}",
+      Compile / unmanagedSourceDirectories := Seq(jvm / "src" / "main" / "scala", jvm / "src" / "main" / "java",
+                                                  jvm / "src" / "main" / spark.shims),
+      Test / unmanagedSourceDirectories := Seq(jvm / "src" / "test" / "scala"),
+      Compile / unmanagedResourceDirectories := Seq(jvm / "src" / "main" / "resources"),
+      Test / unmanagedResourceDirectories := Seq(jvm / "src" / "test" / "resources"),
+      scalacOptions ++= Seq("-deprecation", "-feature"),
+      // The shipped classes target the line's oldest Java, which also keeps newer Java library
+      // calls out of them; tests run on the build's own JDK.
+      Compile / javacOptions ++= Seq("--release", spark.javaRelease),
+      Compile / scalacOptions ++= Seq("-release", spark.javaRelease),
+      Test / javacOptions := Nil,
+      Test / scalacOptions := scalacOptions.value,
+      sparkJars := {
+        val folder = Process(Seq(buildPython, "build/pyspark_jars.py", spark.pyspark), file(".").getAbsoluteFile).!!.trim
+        // sbt brings this line's Scala itself; pyspark's copy of the same release is left out.
+        (file(folder) * "*.jar").get.filterNot(_.getName.matches("scala-(library|reflect|compiler)-.*"))
+      },
+      // Spark (and what Spark ships, such as Jackson's YAML reader) is provided by the cluster.
+      Compile / unmanagedJars ++= sparkJars.value.classpath,
+      libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+      // The native libraries, copied under this line's managed resources so the jar keeps their
+      // treescore/native/<os>/<arch>/ paths.
+      Compile / resourceGenerators += Def.task {
+        val staged = (LocalProject("root") / buildNative).value
+        val into = (Compile / resourceManaged).value
+        IO.delete(into / "treescore" / "native")
+        val copies = (staged ** ("*.so*" || "*.dylib")).get.map(f => f -> into / IO.relativize(staged, f).get)
+        IO.copy(copies, CopyOptions().withPreserveExecutable(true)).toSeq
+      }.taskValue,
+      // Spark on Java 17 needs these opens; tests run in their own JVM to apply them.
+      Test / fork := true,
+      Test / javaOptions ++= Seq(
+        "-Xmx4g",
+        "--add-opens=java.base/java.lang=ALL-UNNAMED",
+        "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+        "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+        "--add-opens=java.base/java.io=ALL-UNNAMED",
+        "--add-opens=java.base/java.net=ALL-UNNAMED",
+        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "--add-opens=java.base/java.util=ALL-UNNAMED",
+        "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+        "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+        "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+        "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+        "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+        "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+        "-Djdk.reflect.useDirectMethodHandle=false"
+      ),
+      Test / parallelExecution := false,
+      Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
+      // The jar published for this line: our classes plus the native libraries, nothing else.
+      Compile / packageBin / artifactPath := jvm / "target" / "jars" / spark.jarName
+    )
+}
+
+// One project per line (spark35, spark40, ...), so `build/sbt package` builds every jar and
+// `build/sbt spark43/test` tests one line.
+lazy val lines = new CompositeProject {
+  override def componentProjects: Seq[Project] = SparkLines.all.map(lineProject)
+}

@@ -10,6 +10,7 @@ import lightgbm as lgb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pyspark
 import pytest
 from pyspark.sql import SparkSession
 
@@ -102,13 +103,15 @@ class WheelVenv:
 
 @pytest.fixture(scope="session")
 def wheel_venv(tmp_path_factory) -> WheelVenv:
-    """A fresh virtualenv with only the wheel from dist/ (and its demo extras) installed, as a user would."""
+    """A fresh virtualenv with only the wheel from dist/ (and its demo extras) installed, as a user would,
+    next to the pyspark release these tests run on."""
     wheels = glob.glob(os.path.join(ROOT, "dist", "treescore-*.whl"))
     assert len(wheels) == 1, f"expected exactly one built wheel in dist/, found {wheels}"
     venv = tmp_path_factory.mktemp("wheel") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    install = subprocess.run([python, "-m", "pip", "install", "--quiet", f"{wheels[0]}[demo]"],
+    install = subprocess.run([python, "-m", "pip", "install", "--quiet", f"{wheels[0]}[demo]",
+                              f"pyspark=={pyspark.__version__}"],
                              capture_output=True, text=True, timeout=900)
     assert install.returncode == 0, install.stderr
     homes = glob.glob(str(venv / "lib" / "python*" / "site-packages" / "pyspark"))

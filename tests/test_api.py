@@ -3,6 +3,7 @@ import os
 import re
 
 import numpy as np
+import pyspark
 import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
@@ -123,7 +124,28 @@ def test_configure_keeps_existing_jars_and_extensions():
     assert builder._options["spark.jars"] == f"/opt/other.jar,{treescore.jar_path()}"
     assert builder._options["spark.sql.extensions"] == "a.B,treescore.TreescoreExtensions"
     treescore.configure(builder)  # idempotent
-    assert builder._options["spark.jars"].count("treescore.jar") == 1
+    assert builder._options["spark.jars"].count(treescore.jar_path()) == 1
+
+
+def test_the_wheel_carries_a_jar_for_every_supported_spark_line():
+    with open(os.path.join(ROOT, "build", "spark-lines.txt")) as f:
+        listed = [line.split()[0] for line in f if line.strip() and not line.startswith("#")]
+    assert treescore.session.supported_lines() == listed
+    for line in listed:
+        assert os.path.basename(treescore.jar_path(f"{line}.2")) == f"treescore-spark-{line}.jar"
+        assert os.path.isfile(treescore.jar_path(f"{line}.0"))
+
+
+def test_the_jar_matches_the_running_pyspark():
+    line = ".".join(pyspark.__version__.split(".")[:2])
+    assert treescore.jar_path().endswith(f"treescore-spark-{line}.jar")
+
+
+@pytest.mark.parametrize("version", ["3.4.4", "4.4.0", "5.0.0"])
+def test_an_unsupported_spark_gets_an_error_naming_the_supported_lines(version):
+    with pytest.raises(RuntimeError, match=rf"Spark {re.escape(version)} is not supported; .* supports Spark 3\.5\.x, "
+                                           r"4\.0\.x, 4\.1\.x, 4\.2\.x, 4\.3\.x"):
+        treescore.jar_path(version)
 
 
 def test_one_lightgbm_version_everywhere():

@@ -1,15 +1,21 @@
 # Provides the imported target LightGBM::lightgbm: the pinned release's C API headers and the
-# very shared library its PyPI wheel ships (see fetch_lightgbm.py for why that library).
+# very shared library its PyPI wheel ships (see build/fetch_lightgbm.py for why that library).
 # On Linux it also finds the OpenMP runtime that library needs, so both can travel with treescore.
 
 file(STRINGS "${CMAKE_CURRENT_LIST_DIR}/../LIGHTGBM_VERSION" TREESCORE_LIGHTGBM_VERSION LIMIT_COUNT 1)
-set(TREESCORE_CACHE_DIR "$ENV{HOME}/.cache/treescore" CACHE PATH "Where downloaded third-party releases are kept")
+# The same folder build/pypi_download.py uses: $TREESCORE_CACHE_DIR, else ~/.cache/treescore.
+if(DEFINED ENV{TREESCORE_CACHE_DIR} AND NOT "$ENV{TREESCORE_CACHE_DIR}" STREQUAL "")
+  set(TREESCORE_CACHE_DIR_DEFAULT "$ENV{TREESCORE_CACHE_DIR}")
+else()
+  set(TREESCORE_CACHE_DIR_DEFAULT "$ENV{HOME}/.cache/treescore")
+endif()
+set(TREESCORE_CACHE_DIR "${TREESCORE_CACHE_DIR_DEFAULT}" CACHE PATH "Where downloaded third-party releases are kept")
 set(LIGHTGBM_ROOT "${TREESCORE_CACHE_DIR}/lightgbm-${TREESCORE_LIGHTGBM_VERSION}-${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}"
     CACHE PATH "Unpacked LightGBM release (include/ and lib/)")
 
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 execute_process(
-  COMMAND "${Python3_EXECUTABLE}" "${CMAKE_CURRENT_LIST_DIR}/fetch_lightgbm.py" "${TREESCORE_LIGHTGBM_VERSION}" "${LIGHTGBM_ROOT}"
+  COMMAND "${Python3_EXECUTABLE}" "${CMAKE_CURRENT_LIST_DIR}/../../build/fetch_lightgbm.py" "${TREESCORE_LIGHTGBM_VERSION}" "${LIGHTGBM_ROOT}"
   RESULT_VARIABLE fetch_result)
 if(NOT fetch_result EQUAL 0)
   message(FATAL_ERROR "Could not fetch LightGBM ${TREESCORE_LIGHTGBM_VERSION} with pip into ${LIGHTGBM_ROOT}")

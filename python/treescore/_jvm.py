@@ -24,3 +24,14 @@ def active_session() -> SparkSession:
     if session is None:
         raise RuntimeError("treescore needs an active SparkSession")
     return session
+
+
+def java_column_seq(columns):
+    """A py4j Scala Seq of the Java columns behind `columns` (names or Columns)."""
+    from pyspark import SparkContext
+
+    try:  # PySpark 4.x keeps the py4j column helpers in pyspark.sql.classic
+        from pyspark.sql.classic.column import _to_java_column, _to_seq
+    except ImportError:  # PySpark 3.5
+        from pyspark.sql.column import _to_java_column, _to_seq
+    return _to_seq(SparkContext._active_spark_context, [_to_java_column(c) for c in columns])

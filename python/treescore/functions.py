@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Optional, Union
 from pyspark.sql import Column
 
 from treescore import _connect
-from treescore._jvm import active_jvm
+from treescore._jvm import active_jvm, java_column_seq
 from treescore.errors import jvm_errors
 from treescore.model import Model
 
@@ -63,12 +63,9 @@ def score(
         raise TypeError(f"treescore: score takes a Model or a scorer, got {type(model).__name__}")
     if model._is_connect:
         return _connect.score_model(model, features, kind, start_iteration, num_iterations)
-    from pyspark import SparkContext
-    from pyspark.sql.classic.column import _to_java_column, _to_seq
-
     jvm = active_jvm()
     with jvm_errors():
         options = jvm.treescore.ScoreOptions(kind, start_iteration, num_iterations or -1)
-    java_columns = _to_seq(SparkContext._active_spark_context, [_to_java_column(f) for f in features])
+    java_columns = java_column_seq(features)
     with jvm_errors():
         return Column(jvm.treescore.functions.score(model._java_model, options, java_columns))

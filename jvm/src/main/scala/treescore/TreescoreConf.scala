@@ -37,7 +37,7 @@ object TreescoreConf {
 
   private def positive(conf: SQLConf, key: String, default: Int): Int = {
     val raw = conf.getConfString(key, default.toString)
-    raw.toIntOption.filter(_ > 0).getOrElse(
+    Numbers.int(raw).filter(_ > 0).getOrElse(
       throw new IllegalArgumentException(s"$key must be a positive integer, got '$raw'"))
   }
 }

@@ -102,12 +102,12 @@ class EnsembleSuite extends SparkSuite {
   test("the batched and row-at-a-time paths agree for a nested grid") {
     val ens = EnsembleScorer(Seq(Member(reg, 0.5), Member(bin, 0.5)), transforms = Seq(OutputTransform.Expm1))
     def run() = keyed.select(scoreGrid(RoutedScorer("market", Seq("DE" -> ens), Some(reg)), "f0",
-      Seq(0.0, 1.0, 2.0), Map.empty, "increasing")).collect().toSeq
+      Seq(0.0, 1.0, 2.0), Map.empty[String, String], "increasing")).collect().toSeq
     assert(run() == withBatchingDisabled(run()))
   }
 
   test("row at a time, a task compiles its program once, not once per row, and closes it when the task ends") {
-    val grid = scoreGrid(EnsembleScorer(Seq(Member(reg, 0.5), Member(bin, 0.5))), "f0", Seq(0.0, 1.0), Map.empty, "none")
+    val grid = scoreGrid(EnsembleScorer(Seq(Member(reg, 0.5), Member(bin, 0.5))), "f0", Seq(0.0, 1.0), Map.empty[String, String], "none")
     val oneTask = fixtureFrame.coalesce(1)
     val (rowAtATime, opened, leftOpen) = countingRowScorers(withBatchingDisabled(oneTask.select(grid).collect().toSeq))
     assert(rowAtATime.length == fixtureRows.length)

@@ -11,7 +11,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 
-import treescore.model.TreeModel
+import treescore.model.{HadoopText, TreeModel}
 
 /** A spec that does not describe a valid scorer; `where` is the JSON path of the offending part. */
 final class InvalidSpecException(val where: String, val problem: String)
@@ -36,7 +36,7 @@ object SpecIO {
     val fs = folder.getFileSystem(hadoopConf)
     val specPath = new Path(folder, SpecFile)
     if (!fs.exists(specPath)) throw new FileNotFoundException(s"treescore: no $SpecFile in '$path'")
-    val text = readText(fs, specPath)
+    val text = HadoopText.read(fs, specPath)
     fromJson(text, reference => {
       val file = new Path(folder, reference)
       if (!fs.exists(file)) throw new FileNotFoundException(s"model file '$reference' is missing from '$path'")
@@ -152,7 +152,7 @@ object SpecIO {
           val values = array(node, "values", where).map(v => number(v, s"$where.values"))
           val derived = Option(node.get("derived")).filterNot(_.isNull).map { d =>
             if (!d.isObject) throw new InvalidSpecException(s"$where.derived", "expected an object of SQL expressions")
-            d.fields().asScala.map(e => e.getKey -> e.getValue.asText()).toSeq
+            d.properties().iterator().asScala.map(e => e.getKey -> e.getValue.asText()).toSeq
           }.getOrElse(Nil)
           GridScorer(scorer(field(node, "scorer", where), s"$where.scorer"), text(node, "vary", where), values, derived,
             Monotone.fromName(Option(node.get("monotone")).map(_.asText()).getOrElse("none")))
@@ -180,7 +180,7 @@ object SpecIO {
             models.getOrElse(key, throw new InvalidSpecException(where, s"no model with hash $key was supplied"))
         }
         val columns = Option(node.get("columns")).filterNot(_.isNull).map { c =>
-          c.fields().asScala.map(e => e.getKey -> e.getValue.asText()).toMap
+          c.properties().iterator().asScala.map(e => e.getKey -> e.getValue.asText()).toMap
         }.getOrElse(Map.empty)
         ModelScorer.withColumns(model, columns, Option(node.get("raw")).exists(_.asBoolean()))
       }
@@ -202,7 +202,7 @@ object SpecIO {
         val routes = field(node, "routes", where)
         if (!routes.isObject) throw new InvalidSpecException(s"$where.routes", "expected an object of key -> scorer")
         RoutedScorer(text(node, "key", where),
-          routes.fields().asScala.map(e => e.getKey -> scorer(e.getValue, s"$where.routes.${e.getKey}")).toSeq,
+          routes.properties().iterator().asScala.map(e => e.getKey -> scorer(e.getValue, s"$where.routes.${e.getKey}")).toSeq,
           Option(node.get("default")).filterNot(_.isNull).map(d => scorer(d, s"$where.default")),
           UnknownKey.fromName(Option(node.get("on_unknown_key")).map(_.asText()).getOrElse("error")))
       }
@@ -245,11 +245,6 @@ object SpecIO {
 
     private def number(node: JsonNode, where: String): Double =
       if (node.isNumber) node.asDouble() else throw new InvalidSpecException(where, s"expected a number, got $node")
-  }
-
-  private def readText(fs: org.apache.hadoop.fs.FileSystem, p: Path): String = {
-    val in = fs.open(p)
-    try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
   }
 
   /**

@@ -4,6 +4,8 @@ import java.nio.charset.StandardCharsets
 
 import scala.collection.mutable
 
+import treescore.Numbers
+
 /** What treescore needs to know of a model on the driver, read from its text. */
 final case class ModelHeader(
     featureNames: IndexedSeq[String],
@@ -258,7 +260,7 @@ object ModelText {
 
     private def int(f: Map[String, String], key: String, min: Int, where: String = "the header"): Int = {
       val v = required(f, key, where)
-      val n = v.toIntOption.getOrElse(fail(s"$where has $key='${v.take(30)}', which is not an integer"))
+      val n = Numbers.int(v).getOrElse(fail(s"$where has $key='${v.take(30)}', which is not an integer"))
       if (n < min) fail(s"$where has $key=$n, expected at least $min")
       n
     }
@@ -275,13 +277,13 @@ object ModelText {
 
     private def ints(f: Map[String, String], key: String, count: Int, where: String, required: Boolean): Array[Int] =
       values(f, key, count, where, required).map(v =>
-        v.toIntOption.getOrElse(fail(s"$where has '${v.take(30)}' in $key, which is not an integer")))
+        Numbers.int(v).getOrElse(fail(s"$where has '${v.take(30)}' in $key, which is not an integer")))
 
     private def doubles(f: Map[String, String], key: String, count: Int, where: String, required: Boolean): Array[Double] =
       values(f, key, count, where, required).map(doubleValue(s"$where $key", _))
 
     private def longValue(what: String, v: String): Long =
-      v.toLongOption.filter(_ >= 0).getOrElse(fail(s"$what has '${v.take(30)}', which is not a size"))
+      Numbers.long(v).filter(_ >= 0).getOrElse(fail(s"$what has '${v.take(30)}', which is not a size"))
 
     // LightGBM prints and reads decimal numbers, plus inf/nan spelled C's way.
     private val Number = "[-+]?(?:(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][-+]?\\d+)?|inf|nan|-nan)".r

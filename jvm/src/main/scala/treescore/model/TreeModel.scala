@@ -113,9 +113,7 @@ object TreeModel {
         val inside = MlflowModelDir.modelFile(fs, p, path)
         (inside, s"model file '$inside' of the MLflow model '$path'")
       } else (p, s"model file '$path'")
-    val in = fs.open(file)
-    val text = try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
-    new TreeModel(text, source)
+    new TreeModel(HadoopText.read(fs, file), source)
   }
 
   /** Reads a model with the active session's Hadoop configuration. */

@@ -6,6 +6,8 @@ import java.util.concurrent.atomic.AtomicLong
 import org.apache.spark.SparkContext
 import org.apache.spark.scheduler.{AccumulableInfo, SparkListener, SparkListenerExecutorMetricsUpdate, SparkListenerTaskEnd}
 
+import treescore.Numbers
+
 /**
  * Counts the rows treescore has scored in this application so far, for progress reports: the
  * "rows scored" metric of every BatchScoreExec, summed over finished tasks and the running
@@ -60,7 +62,7 @@ object ScoreProgressListener {
     accumulables.iterator.filter(_.name.contains(RowsScoredMetric)).map(a => a.update match {
       case Some(n: Long) => n
       case Some(n: java.lang.Long) => n.longValue
-      case Some(s: String) => s.toLongOption.getOrElse(0L)
+      case Some(s: String) => Numbers.long(s).getOrElse(0L)
       case _ => 0L
     }).sum
 }

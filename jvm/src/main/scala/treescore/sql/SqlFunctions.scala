@@ -8,7 +8,7 @@ import org.apache.spark.sql.treescore.ColumnBridge
 import org.apache.spark.sql.types.{ArrayType, BinaryType, Decimal, MapType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
-import treescore.{functions, ScoreOptions}
+import treescore.{functions, Numbers, ScoreOptions}
 import treescore.ensemble.{GridScorer, ModelScorer, Scorable, Scorer, SpecIO}
 
 /**
@@ -122,7 +122,7 @@ object SqlFunctions {
       throw new IllegalArgumentException(s"treescore: unknown option '$k'; expected kind, start_iteration or num_iterations")
     }
     def int(key: String, default: Int): Int = map.get(key).map { v =>
-      v.trim.toIntOption.getOrElse(throw new IllegalArgumentException(s"treescore: option $key must be an integer, got '$v'"))
+      Numbers.int(v.trim).getOrElse(throw new IllegalArgumentException(s"treescore: option $key must be an integer, got '$v'"))
     }.getOrElse(default)
     ScoreOptions(map.getOrElse("kind", "prediction"), int("start_iteration", 0), int("num_iterations", -1))
   }

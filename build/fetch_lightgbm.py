@@ -2,32 +2,21 @@
 
 treescore links against the very lib_lightgbm that the pinned `lightgbm` wheel ships, so the
 native scorer runs the same machine code as `lightgbm.Booster.predict` and the two agree bit
-for bit. Only pip is used, so the download goes wherever pip is configured to go.
+for bit. It downloads with pip (see pypi_download.py).
 
 Usage: fetch_lightgbm.py VERSION DEST
 DEST ends up holding include/LightGBM/*.h and lib/<shared library>; a finished DEST is reused.
 """
-import glob
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
 import zipfile
 
+from pypi_download import pip_download
+
 LIBRARY_NAMES = ("lib_lightgbm.so", "lib_lightgbm.dylib", "lib_lightgbm.dll")
-
-
-def pip_download(spec: str, into: str, *flags: str) -> str:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--dest", into, *flags, spec],
-        check=True,
-    )
-    files = os.listdir(into)
-    if len(files) != 1:
-        raise SystemExit(f"fetch_lightgbm: expected one file from pip for {spec}, got {files}")
-    return os.path.join(into, files[0])
 
 
 def extract_headers(sdist: str, version: str, dest: str) -> None:
