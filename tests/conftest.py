@@ -117,3 +117,26 @@ def wheel_venv(tmp_path_factory) -> WheelVenv:
     homes = glob.glob(str(venv / "lib" / "python*" / "site-packages" / "pyspark"))
     assert len(homes) == 1, homes
     return WheelVenv(python, homes[0])
+
+
+def collect(df, column: str = "s", order: str = "id") -> np.ndarray:
+    """One column of `df`, ordered by `order`, as a NumPy array (array columns stacked to 2-D)."""
+    values = df.orderBy(order).toPandas()[column].to_numpy()
+    if values.dtype == object:  # array columns
+        values = np.stack([np.asarray(v) for v in values])
+    return values
+
+
+def assert_same_bits(actual, expected) -> None:
+    """Asserts bit-for-bit equality: floats are compared as their 64-bit patterns, so -0.0 differs
+    from 0.0 and a NaN's payload counts, where `==` and np.array_equal would let both pass."""
+    actual = np.asarray(actual)
+    expected = np.asarray(expected).reshape(actual.shape)
+    if actual.dtype.kind == "f" or expected.dtype.kind == "f":
+        actual_bits = actual.astype(np.float64).view(np.uint64)
+        expected_bits = expected.astype(np.float64).view(np.uint64)
+    else:
+        actual_bits, expected_bits = actual, expected
+    differ = np.flatnonzero((actual_bits != expected_bits).ravel())
+    assert differ.size == 0, (f"{differ.size} of {actual.size} values differ in their bits; first at flat index "
+                              f"{differ[0]}: {actual.ravel()[differ[0]]!r} != {expected.ravel()[differ[0]]!r}")

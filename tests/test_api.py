@@ -157,3 +157,19 @@ def test_one_lightgbm_version_everywhere():
         pyproject_pins = set(re.findall(r'"lightgbm==([^"]+)"', f.read()))
     assert pyproject_pins == {pinned}
     assert lightgbm.__version__ == pinned
+
+
+def _class_file_majors(jar: str) -> set:
+    import zipfile
+
+    with zipfile.ZipFile(jar) as archive:
+        return {int.from_bytes(archive.read(n)[6:8], "big") for n in archive.namelist() if n.endswith(".class")}
+
+
+def test_the_spark_3_5_jar_runs_on_java_8_and_the_4_x_jars_need_java_17():
+    """Managed Spark 3.5 runtimes still run Java 8: that jar must be Java 8 bytecode (class file
+    version 52); -release 8 also kept Java 9+ library calls out of it at compile time."""
+    assert _class_file_majors(treescore.jar_path("3.5.7")) == {52}
+    for line in treescore.session.supported_lines():
+        if not line.startswith("3."):
+            assert _class_file_majors(treescore.jar_path(f"{line}.0")) == {61}, line

@@ -27,7 +27,9 @@ def run(command, cwd=None):
 @pytest.mark.slow
 def test_scala_job_built_with_sbt_scores_like_lightgbm(regression_booster, tmp_path):
     """examples/scala-job: an sbt project of its own, compiled against the wheel's jar, run by spark-submit."""
-    run([os.path.join(ROOT, "build", "sbt"), f"-Dtreescore.jar={treescore.jar_path()}", "package"], cwd=SCALA_JOB)
+    spark_jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
+    run([os.path.join(ROOT, "build", "sbt"), f"-Dtreescore.jar={treescore.jar_path()}", f"-Dspark.jars.dir={spark_jars}",
+         "package"], cwd=SCALA_JOB)
     job_jar = os.path.join(SCALA_JOB, "target", "example-job.jar")
     model_path = tmp_path / "model.txt"
     regression_booster.save_model(str(model_path))

@@ -24,6 +24,30 @@ class ModelTextSuite extends AnyFunSuite {
     assert(model == TreeModel.fromString(new String(good)))
   }
 
+  /** One categorical split whose bitset words are `words` (categories 31 and 63 go left). */
+  private def categorical(words: String): String =
+    Seq("tree", "version=v4", "num_class=1", "num_tree_per_iteration=1", "label_index=0", "max_feature_idx=0",
+      "objective=regression", "feature_names=c", "feature_infos=0:31:63", "", "Tree=0", "num_leaves=2", "num_cat=1",
+      "split_feature=0", "split_gain=1", "threshold=0", "decision_type=1", "left_child=-1", "right_child=-2",
+      "leaf_value=1 2", "leaf_weight=1 1", "leaf_count=1 1", "internal_value=0", "internal_weight=0",
+      "internal_count=2", "cat_boundaries=0 2", s"cat_threshold=$words", "is_linear=0", "shrinkage=1", "", "",
+      "end of trees", "", "parameters:", "end of parameters", "").mkString("\n")
+
+  test("cat_threshold words are unsigned 32-bit: a word with bit 31 set is valid") {
+    assert(TreeModel.fromString(categorical("2147483648 2147483648")).categoricalFeatures == Seq("c"))
+    assert(TreeModel.fromString(categorical("4294967295 0")).numTrees == 1)
+    assert(problem(categorical("4294967296 0")) ==
+      "tree 0 has '4294967296' in cat_threshold, which is not an unsigned 32-bit integer")
+    assert(problem(categorical("-1 0")) == "tree 0 has '-1' in cat_threshold, which is not an unsigned 32-bit integer")
+  }
+
+  test("monotone_constraints are -1, 0 or 1, one per feature") {
+    val withConstraints = good.replaceFirst("feature_infos=", "monotone_constraints=1 -1 0 0 1 0\nfeature_infos=")
+    assert(TreeModel.fromString(withConstraints).numFeatures == 6)
+    val wrong = good.replaceFirst("feature_infos=", "monotone_constraints=1 -1 0 0 2 0\nfeature_infos=")
+    assert(problem(wrong) == "monotone_constraints has '2', expected -1, 0 or 1")
+  }
+
   test("empty text") {
     assert(problem("") == "the text is empty")
   }

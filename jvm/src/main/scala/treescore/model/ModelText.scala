@@ -78,7 +78,12 @@ object ModelText {
         fail(s"feature_infos has ${infos.length} entries, expected ${maxFeatureIdx + 1}")
       }
       header.get("monotone_constraints").foreach { v =>
-        if (v.split(' ').length != maxFeatureIdx + 1) fail("monotone_constraints has the wrong number of entries")
+        val constraints = v.split(' ')
+        if (constraints.length != maxFeatureIdx + 1) fail("monotone_constraints has the wrong number of entries")
+        // LightGBM reads them as int8 and writes only -1, 0 and 1.
+        constraints.foreach(c => if (!Numbers.int(c).exists(n => n >= -1 && n <= 1)) {
+          fail(s"monotone_constraints has '${c.take(30)}', expected -1, 0 or 1")
+        })
       }
       val treesStart = pos
       val sizes = header.get("tree_sizes").map(v => if (v.isEmpty) Array.empty[Long] else v.split(' ').map(longValue("tree_sizes", _)))
@@ -185,6 +190,13 @@ object ModelText {
       fields.toMap
     }
 
+    /**
+     * Each field is checked as the type LightGBM 4.x reads it into (src/io/tree.cpp): num_leaves,
+     * num_cat, split_feature, left_child, right_child, leaf_count, internal_count and
+     * cat_boundaries are int; decision_type is int8; cat_threshold is uint32 (bitset words);
+     * threshold, leaf_value, leaf_weight, internal_value, internal_weight and shrinkage are
+     * double; split_gain is float, read here as a double since only its form matters.
+     */
     private def checkTree(index: Int, f: Map[String, String], maxFeatureIdx: Int): Unit = {
       val where = s"tree $index"
       val numLeaves = int(f, "num_leaves", min = 1, where)
@@ -220,7 +232,8 @@ object ModelText {
         if (bounds.head != 0 || bounds.sliding(2).exists(p => p.length == 2 && p(1) < p(0))) {
           fail(s"$where has cat_boundaries that do not rise from 0")
         }
-        ints(f, "cat_threshold", bounds.last, where, required = true)
+        // 32-bit bitset words, unsigned: category 31 of a word sets its top bit (2^31 and more).
+        uint32s(f, "cat_threshold", bounds.last, where)
         categorical.foreach { node =>
           val t = thresholds(node)
           if (t != t.floor || t < 0 || t >= numCat) {
@@ -278,6 +291,10 @@ object ModelText {
     private def ints(f: Map[String, String], key: String, count: Int, where: String, required: Boolean): Array[Int] =
       values(f, key, count, where, required).map(v =>
         Numbers.int(v).getOrElse(fail(s"$where has '${v.take(30)}' in $key, which is not an integer")))
+
+    private def uint32s(f: Map[String, String], key: String, count: Int, where: String): Array[Long] =
+      values(f, key, count, where, required = true).map(v => Numbers.long(v).filter(n => n >= 0 && n <= 0xFFFFFFFFL)
+        .getOrElse(fail(s"$where has '${v.take(30)}' in $key, which is not an unsigned 32-bit integer")))
 
     private def doubles(f: Map[String, String], key: String, count: Int, where: String, required: Boolean): Array[Double] =
       values(f, key, count, where, required).map(doubleValue(s"$where $key", _))
