@@ -36,9 +36,13 @@ trait BatchableScore extends Expression {
     } else scoreOne(rowScorer(task), row)
   }
 
+  /** The call that scores one row in `eval`, reading [[rowInput]]: by default this call, over the row itself. */
+  protected def rowForm: BatchableScore = this
+  protected def rowInput(row: InternalRow): InternalRow = row
+
   // eval's children are already bound to the row (so an empty input schema), and it scores one row on one thread.
   private def openRowScorer(): TaskScorer = {
-    val scorer = openTaskScorer(Nil, batchRows = 1, nativeThreads = 1, metrics = Map.empty)
+    val scorer = rowForm.openTaskScorer(Nil, batchRows = 1, nativeThreads = 1, metrics = Map.empty)
     BatchableScore.rowScorersOpened.incrementAndGet()
     BatchableScore.rowScorersOpen.incrementAndGet()
     scorer
@@ -50,7 +54,7 @@ trait BatchableScore extends Expression {
   }
 
   private def scoreOne(scorer: TaskScorer, row: InternalRow): Any = {
-    scorer.score(Seq(row))
+    scorer.score(Seq(rowInput(row)))
     scorer.result(0)
   }
 

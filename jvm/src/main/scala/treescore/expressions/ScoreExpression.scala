@@ -1,7 +1,8 @@
 package treescore.expressions
 
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Expression}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types.DataType
@@ -26,6 +27,13 @@ case class ScoreExpression(model: TreeModel, children: Seq[Expression], options:
   override def openTaskScorer(inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
       metrics: Map[String, SQLMetric]): TaskScorer =
     new ModelTaskScorer(this, inputSchema, batchRows, nativeThreads, metrics)
+
+  // Row at a time, each feature is evaluated by its own eval on this very instance, which is what
+  // higher-order functions (transform, aggregate) set their lambda variables for; the scorer then
+  // reads the evaluated values by position.
+  @transient override protected lazy val rowForm: BatchableScore =
+    copy(children = children.zipWithIndex.map { case (c, i) => BoundReference(i, c.dataType, c.nullable) })
+  override protected def rowInput(row: InternalRow): InternalRow = InternalRow.fromSeq(children.map(_.eval(row)))
 
   override def models: Seq[TreeModel] = Seq(model)
   override def dataType: DataType = options.predictKind.dataType(model.numClasses)

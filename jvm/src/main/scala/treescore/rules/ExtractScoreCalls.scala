@@ -1,8 +1,10 @@
 package treescore.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression}
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project, Subquery}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, Expression,
+  NamedExpression, NamedLambdaVariable, OuterReference, SubqueryExpression, WindowExpression}
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan, Project, Subquery}
 import org.apache.spark.sql.catalyst.rules.Rule
 
 import treescore.TreescoreConf
@@ -20,8 +22,13 @@ import treescore.expressions.BatchableScore
  *
  * So `expm1(0.7 * score(a) + 0.3 * score(b))`, a filter on a score, an aggregate over a score
  * and a join condition on one side's score are all scored in batches. A score over another
- * score's result is scored in a second BatchScore above the first. Calls whose features span
- * several children stay where they are and are evaluated row at a time.
+ * score's result is scored in a second BatchScore above the first.
+ *
+ * A score over aggregate results (`score(m, avg(x), ...)` in an Aggregate) is first moved into a
+ * Project above the Aggregate, as Spark's ExtractPythonUDFFromAggregate does for Python UDFs, and
+ * then batched there. Calls that read anything a child's rows do not hold stay where they are and
+ * are evaluated row at a time: features that span several children, lambda variables (a score
+ * inside `transform`), outer references of a correlated subquery, window functions and subqueries.
  */
 case class ExtractScoreCalls(session: SparkSession) extends Rule[LogicalPlan] {
 
@@ -30,8 +37,52 @@ case class ExtractScoreCalls(session: SparkSession) extends Rule[LogicalPlan] {
     case s: Subquery if s.correlated => plan
     case _ => plan.transformUp {
       case batch: BatchScore => batch
+      case agg: Aggregate if agg.aggregateExpressions.exists(scoresOverAggregates(_, agg)) =>
+        extract(scoresAboveAggregate(agg))
       case operator => extract(operator)
     }
+  }
+
+  /** An aggregate result or a grouping key, the values an Aggregate's output is made of. */
+  private def belongsToAggregate(e: Expression, agg: Aggregate): Boolean =
+    e.isInstanceOf[AggregateExpression] || agg.groupingExpressions.exists(_.semanticEquals(e))
+
+  private def scoresOverAggregates(e: Expression, agg: Aggregate): Boolean = e.exists {
+    case s: BatchableScore => s.children.exists(_.exists(belongsToAggregate(_, agg)))
+    case _ => false
+  }
+
+  /**
+   * Aggregate(keys, [score(m, avg(x)) AS p, ...]) becomes
+   * Project([score(m, a) AS p, ...], Aggregate(keys, [avg(x) AS a, ...])): the aggregates and
+   * keys under a score are computed by the Aggregate, the score over them in the Project.
+   */
+  private def scoresAboveAggregate(agg: Aggregate): LogicalPlan = {
+    val aggregated = Seq.newBuilder[NamedExpression]
+    val projected = agg.aggregateExpressions.map { expr =>
+      if (!scoresOverAggregates(expr, agg)) {
+        aggregated += expr
+        expr.toAttribute
+      } else {
+        expr.transformDown {
+          case e if belongsToAggregate(e, agg) =>
+            val alias = e match {
+              case named: NamedExpression => Alias(named, named.name)(exprId = named.exprId)
+              case _ => Alias(e, "treescore_agg")()
+            }
+            aggregated += alias
+            alias.toAttribute
+        }.asInstanceOf[NamedExpression]
+      }
+    }
+    Project(projected, agg.copy(aggregateExpressions = aggregated.result()))
+  }
+
+  /** Whether a call reads only its operator's input rows, so it can be scored beneath it. */
+  private def readsOnlyRows(call: Expression): Boolean = !call.exists {
+    case _: AggregateExpression | _: WindowExpression | _: SubqueryExpression | _: OuterReference => true
+    case _: NamedLambdaVariable => true
+    case _ => false
   }
 
   /** Calls with no score call among their own features: the ones that can be scored first. */
@@ -42,7 +93,7 @@ case class ExtractScoreCalls(session: SparkSession) extends Rule[LogicalPlan] {
 
   private def extract(operator: LogicalPlan): LogicalPlan = {
     val calls = innermostCalls(operator.expressions)
-      .filter(_.references.subsetOf(operator.inputSet))
+      .filter(c => c.references.subsetOf(operator.inputSet) && readsOnlyRows(c))
       .groupBy(_.canonicalized).values.map(_.head).toSeq // identical calls are scored once
     if (calls.isEmpty) return operator
 
