@@ -8,6 +8,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Expression
 
 import treescore.ensemble.{GridScorer, ModelScorer, Monotone, Scorable, Scorer}
+import treescore.execution.TaskScorers
 import treescore.expressions.{GridPoints, GridValue, ProgramScoreExpression, ScoreExpression}
 import treescore.model.TreeModel
 
@@ -44,7 +45,7 @@ object functions {
       model.requireUniqueFeatureNames("pass one column per feature, in the model's order")
       byName(model, model.featureNames)
     } else features
-    ColumnBridge.column(ScoreExpression(model, args.map(ColumnBridge.expression), options))
+    ColumnBridge.column(ScoreExpression(model, args.map(ColumnBridge.expression), options, TaskScorers))
   }
 
   /** The model's prediction, reading the columns named like the model's features. */
@@ -103,7 +104,8 @@ object functions {
   private def program(scorer: Scorer, grid: Option[GridPoints], computed: Map[String, Expression]): Column = {
     val features = scorer.featureInputs.map(name => computed.getOrElse(name, UnresolvedAttribute.quoted(name)))
     val keys = scorer.keyInputs.map(UnresolvedAttribute.quoted)
-    ColumnBridge.column(ProgramScoreExpression(scorer, scorer.featureInputs, scorer.keyInputs, grid, features ++ keys))
+    ColumnBridge.column(ProgramScoreExpression(scorer, scorer.featureInputs, scorer.keyInputs, grid, features ++ keys,
+      TaskScorers))
   }
 
   private def byName(model: TreeModel, names: Seq[String]): Seq[Column] =

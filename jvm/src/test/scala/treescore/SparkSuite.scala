@@ -11,8 +11,7 @@ import org.apache.spark.sql.types.{DoubleType, StructField, StructType}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import treescore.execution.BatchScoreExec
-import treescore.expressions.BatchableScore
+import treescore.execution.{BatchScoreExec, TaskScorers}
 import treescore.model.TreeModel
 
 /** A local Spark session with treescore's extensions, and the shared test fixtures. */
@@ -78,9 +77,9 @@ trait SparkSuite extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSparkPl
 
   /** Runs `body`; also returns how many row-at-a-time scorers it opened and how many it left open. */
   def countingRowScorers[T](body: => T): (T, Long, Long) = {
-    val (openedBefore, openBefore) = (BatchableScore.rowScorersOpened.get(), BatchableScore.rowScorersOpen.get())
+    val (openedBefore, openBefore) = (TaskScorers.rowScorersOpened.get(), TaskScorers.rowScorersOpen.get())
     val result = body
-    (result, BatchableScore.rowScorersOpened.get() - openedBefore, BatchableScore.rowScorersOpen.get() - openBefore)
+    (result, TaskScorers.rowScorersOpened.get() - openedBefore, TaskScorers.rowScorersOpen.get() - openBefore)
   }
 
   /** Doubles compared bit for bit (so NaN equals NaN and 0.0 differs from -0.0). */

@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import treescore.expressions.{BatchableScore, TaskScorer}
+import treescore.expressions.BatchableScore
 
 /** One task's scoring state for all the score calls of one BatchScoreExec. */
 private[execution] final class BatchScorer(
@@ -16,7 +16,7 @@ private[execution] final class BatchScorer(
 
   private val calls: IndexedSeq[TaskScorer] = {
     val opened = IndexedSeq.newBuilder[TaskScorer]
-    try scores.foreach(s => opened += s.openTaskScorer(inputSchema, batchRows, nativeThreads, metrics))
+    try scores.foreach(s => opened += TaskScorers.open(s, inputSchema, batchRows, nativeThreads, metrics))
     catch { case e: Throwable => opened.result().foreach(_.close()); throw e }
     opened.result()
   }

@@ -4,26 +4,18 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import treescore.expressions.{ScoreExpression, ScoreOutput, TaskScorer}
-import treescore.model.{ModelCache, OffHeapDoubles}
+import treescore.expressions.ScoreExpression
+import treescore.model.{ModelCache, ModelLease, OffHeapDoubles, PredictKind}
 
 /**
  * One task's state for a plain model call: a lease on the shared native model, a writer that
  * puts a row's features into an off-heap matrix, the matrix and an output buffer, all sized
- * once for `batchRows` and reused for every batch.
+ * once for `batchRows` and reused for every batch. Built by [[ModelTaskScorer.open]], which
+ * returns the lease and frees the buffers if any step fails.
  */
-private[treescore] final class ModelTaskScorer(call: ScoreExpression, inputSchema: Seq[Attribute], batchRows: Int,
-    nativeThreads: Int, metrics: Map[String, SQLMetric]) extends TaskScorer {
-
-  private val lease = ModelCache.acquire(call.model, call.options.iterations)
-  metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
-  private val kind = call.options.predictKind
-  private val numFeatures = call.model.numFeatures
-  private val perRow = lease.model.outputsPerRow(kind)
-  private val writer = call.input.writer(BindReferences.bindReferences(call.children, inputSchema), numFeatures)
-  private val matrix = new OffHeapDoubles(batchRows.toLong * numFeatures)
-  private val outputs = new OffHeapDoubles(batchRows.toLong * perRow)
-  private val output = new ScoreOutput(call.dataType, perRow)
+private[treescore] final class ModelTaskScorer private (lease: ModelLease, kind: PredictKind, writer: FeatureWriter,
+    numFeatures: Int, matrix: OffHeapDoubles, outputs: OffHeapDoubles, output: ScoreOutput, nativeThreads: Int,
+    metrics: Map[String, SQLMetric], owned: Owned) extends TaskScorer {
 
   override def score(batch: collection.Seq[InternalRow]): Unit = {
     var i = 0
@@ -39,9 +31,21 @@ private[treescore] final class ModelTaskScorer(call: ScoreExpression, inputSchem
 
   override def result(i: Int): Any = output.value(outputs, i)
 
-  override def close(): Unit = {
-    matrix.close()
-    outputs.close()
-    lease.close()
+  override def close(): Unit = owned.close()
+}
+
+private[treescore] object ModelTaskScorer {
+  def open(call: ScoreExpression, inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
+      metrics: Map[String, SQLMetric]): ModelTaskScorer = Owned.building { owned =>
+    val lease = owned(ModelCache.acquire(call.model, call.options.iterations))
+    metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
+    val kind = call.options.predictKind
+    val numFeatures = call.model.numFeatures
+    val perRow = lease.model.outputsPerRow(kind)
+    val writer = FeatureWriters(call.input, BindReferences.bindReferences(call.children, inputSchema), numFeatures)
+    val matrix = owned(new OffHeapDoubles(batchRows.toLong * numFeatures))
+    val outputs = owned(new OffHeapDoubles(batchRows.toLong * perRow))
+    new ModelTaskScorer(lease, kind, writer, numFeatures, matrix, outputs, new ScoreOutput(call.dataType, perRow),
+      nativeThreads, metrics, owned)
   }
 }

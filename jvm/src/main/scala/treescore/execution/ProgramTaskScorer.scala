@@ -1,52 +1,31 @@
 package treescore.execution
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, MutableProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, LeafExpression, MutableProjection}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.types.{DataType, DoubleType}
 
-import treescore.ensemble.ProgramEncoding
-import treescore.expressions.{FeatureInput, GridValue, ProgramScoreExpression, TaskScorer}
-import treescore.model.{ModelCache, ModelLease, OffHeapDoubles, OffHeapInts}
-import treescore.nativelib.NativeMethods
+import treescore.ensemble.{EncodedProgram, ProgramEncoding}
+import treescore.expressions.{GridValue, ProgramScoreExpression}
+import treescore.model.{ModelCache, NativeProgram, OffHeapDoubles, OffHeapInts}
 
 /**
  * One task's state for an ensemble, route, cascade or grid call: leases on every model inside,
  * the compiled native program, and off-heap buffers for inputs, route indices and outputs.
- * A grid's rows are expanded here, K grid points per row, never in the DataFrame.
+ * A grid's rows are expanded here, K grid points per row, never in the DataFrame. Built by
+ * [[ProgramTaskScorer.open]], which releases whatever it acquired if any step fails.
  */
-private[treescore] final class ProgramTaskScorer(call: ProgramScoreExpression, inputSchema: Seq[Attribute],
-    batchRows: Int, nativeThreads: Int, metrics: Map[String, SQLMetric]) extends TaskScorer {
+private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpression, encoded: EncodedProgram,
+    program: NativeProgram, features: FeatureWriter, keys: MutableProjection, keyTypes: Seq[DataType],
+    point: GridPoint, inputs: OffHeapDoubles, routes: OffHeapInts, outputs: OffHeapDoubles, nativeThreads: Int,
+    metrics: Map[String, SQLMetric], owned: Owned) extends TaskScorer {
 
-  private val encoded = ProgramEncoding.encode(call.scorer, call.featureInputs, call.keyInputs)
-  private val gridPoints = call.grid.map(_.values.length).getOrElse(1)
   private val gridValues = call.grid.map(_.values.toArray).getOrElse(Array.empty[Double])
+  private val gridPoints = call.grid.map(_.values.length).getOrElse(1)
   private val numInputs = call.featureInputs.length
   private val numSlots = encoded.routeSlots.length
-
-  private val leases: Seq[ModelLease] = {
-    val opened = Seq.newBuilder[ModelLease]
-    try encoded.models.foreach(m => opened += ModelCache.acquire(m))
-    catch { case e: Throwable => opened.result().foreach(_.close()); throw e }
-    opened.result()
-  }
-  leases.foreach(l => metrics.get("modelLoadTime").foreach(_ += l.loadNanos))
-
-  private val program: Long = try {
-    NativeMethods.compileProgram(encoded.code, encoded.constants, leases.map(_.model.handle).toArray)
-  } catch { case e: Throwable => leases.foreach(_.close()); throw e }
-
-  private val bound: Seq[Expression] = BindReferences.bindReferences(call.children, inputSchema)
-  private val features = FeatureInput.ScalarColumns.writer(bound.take(numInputs), numInputs)
-  private val keys = MutableProjection.create(bound.drop(numInputs))
-  private val keyTypes = bound.drop(numInputs).map(_.dataType)
-  // The projections call back into these instances, so setting `current` moves the grid point.
-  private val gridHandles = bound.take(numInputs).flatMap(_.collect { case g: GridValue => g })
-
-  private val expandedRows = batchRows.toLong * gridPoints
-  private val inputs = new OffHeapDoubles(expandedRows * numInputs)
-  private val routes = new OffHeapInts(expandedRows * numSlots)
-  private val outputs = new OffHeapDoubles(expandedRows)
 
   override def score(batch: collection.Seq[InternalRow]): Unit = {
     var i = 0L
@@ -56,7 +35,7 @@ private[treescore] final class ProgramTaskScorer(call: ProgramScoreExpression, i
       if (numSlots > 0) writeRoutes(row, i)
       var k = 0
       while (k < gridPoints) {
-        if (gridValues.nonEmpty) gridHandles.foreach(_.current = gridValues(k))
+        if (gridValues.nonEmpty) point.value = gridValues(k)
         features.write(row, inputs, (i * gridPoints + k) * numInputs)
         k += 1
       }
@@ -64,9 +43,8 @@ private[treescore] final class ProgramTaskScorer(call: ProgramScoreExpression, i
     }
     val total = Math.toIntExact(batch.length.toLong * gridPoints)
     val start = System.nanoTime()
-    val escalated = NativeMethods.evaluateProgram(program, inputs.address, inputs.capacity, total,
-      if (numSlots > 0) routes.address else 0L, routes.capacity, nativeThreads, gridPoints,
-      call.grid.map(_.monotone.code).getOrElse(0), outputs.address, outputs.capacity)
+    val escalated = program.evaluate(inputs, total, if (numSlots > 0) Some(routes) else None, nativeThreads,
+      gridPoints, call.grid.map(_.monotone.code).getOrElse(0), outputs)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
     metrics.get("escalatedRows").foreach(_ += escalated)
   }
@@ -94,11 +72,44 @@ private[treescore] final class ProgramTaskScorer(call: ProgramScoreExpression, i
     else new GenericArrayData(Array.tabulate[Any](gridPoints)(k => value(i.toLong * gridPoints + k)))
   }
 
-  override def close(): Unit = {
-    inputs.close()
-    routes.close()
-    outputs.close()
-    NativeMethods.releaseProgram(program)
-    leases.foreach(_.close())
+  override def close(): Unit = owned.close()
+}
+
+private[treescore] object ProgramTaskScorer {
+  def open(call: ProgramScoreExpression, inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
+      metrics: Map[String, SQLMetric]): ProgramTaskScorer = Owned.building { owned =>
+    val encoded = ProgramEncoding.encode(call.scorer, call.featureInputs, call.keyInputs)
+    val leases = encoded.models.map(m => owned(ModelCache.acquire(m)))
+    leases.foreach(l => metrics.get("modelLoadTime").foreach(_ += l.loadNanos))
+    val program = owned(NativeProgram.compile(encoded.code, encoded.constants, leases.map(_.model)))
+
+    val numInputs = call.featureInputs.length
+    // The grid's inputs read this scorer's own grid point in place of the GridValue placeholder.
+    val point = new GridPoint
+    val bound = BindReferences.bindReferences(call.children, inputSchema).map(_.transform {
+      case g: GridValue => GridPointValue(g.name, point)
+    })
+    val features = FeatureWriters.scalarColumns(bound.take(numInputs), numInputs)
+    val keys = MutableProjection.create(bound.drop(numInputs))
+
+    val expandedRows = batchRows.toLong * call.grid.map(_.values.length).getOrElse(1)
+    val inputs = owned(new OffHeapDoubles(expandedRows * numInputs))
+    val routes = owned(new OffHeapInts(expandedRows * encoded.routeSlots.length))
+    val outputs = owned(new OffHeapDoubles(expandedRows))
+    new ProgramTaskScorer(call, encoded, program, features, keys, bound.drop(numInputs).map(_.dataType), point,
+      inputs, routes, outputs, nativeThreads, metrics, owned)
   }
+}
+
+/** The grid point a task scorer is writing, owned by that scorer. */
+private[execution] final class GridPoint {
+  var value: Double = Double.NaN
+}
+
+/** Reads a task scorer's current grid point; it stands where the plan has a GridValue. */
+private[execution] case class GridPointValue(name: String, point: GridPoint) extends LeafExpression with CodegenFallback {
+  override def dataType: DataType = DoubleType
+  override def nullable: Boolean = false
+  override def eval(input: InternalRow): Any = point.value
+  override def toString: String = s"grid($name)"
 }

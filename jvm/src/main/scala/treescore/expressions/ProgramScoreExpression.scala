@@ -1,13 +1,11 @@
 package treescore.expressions
 
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
-import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, DoubleType, NumericType, StringType}
 
 import treescore.ensemble.{Monotone, Scorer}
-import treescore.execution.ProgramTaskScorer
 import treescore.model.TreeModel
 
 /** A what-if grid's points and curve constraint. */
@@ -20,7 +18,8 @@ final case class GridPoints(values: Seq[Double], monotone: Monotone)
  * array<double>, one score per grid point.
  */
 case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], keyInputs: Seq[String],
-    grid: Option[GridPoints], children: Seq[Expression]) extends BatchableScore with CodegenFallback {
+    grid: Option[GridPoints], children: Seq[Expression], rowScoring: RowScoring)
+  extends BatchableScore with CodegenFallback {
 
   override def models: Seq[TreeModel] = scorer.models
   override def dataType: DataType = if (grid.isDefined) ArrayType(DoubleType, scorer.nullable) else DoubleType
@@ -38,10 +37,6 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
     }
     numeric.orElse(keys).map(TypeCheckResult.TypeCheckFailure).getOrElse(TypeCheckResult.TypeCheckSuccess)
   }
-
-  override def openTaskScorer(inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
-      metrics: Map[String, SQLMetric]): TaskScorer =
-    new ProgramTaskScorer(this, inputSchema, batchRows, nativeThreads, metrics)
 
   override def toString: String = {
     val gridPart = grid.map(g => s", grid of ${g.values.length}${if (g.monotone == Monotone.None) "" else " " + g.monotone.name}").getOrElse("")

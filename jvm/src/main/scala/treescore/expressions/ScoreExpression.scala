@@ -1,14 +1,11 @@
 package treescore.expressions
 
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Expression}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
-import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.types.DataType
 
 import treescore.ScoreOptions
-import treescore.execution.ModelTaskScorer
 import treescore.model.TreeModel
 
 /**
@@ -21,19 +18,8 @@ import treescore.model.TreeModel
  * the rule does not rewrite, and gives the same scores. A null feature is NaN, which is
  * LightGBM's missing value.
  */
-case class ScoreExpression(model: TreeModel, children: Seq[Expression], options: ScoreOptions = ScoreOptions.Default)
-  extends BatchableScore with CodegenFallback {
-
-  override def openTaskScorer(inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
-      metrics: Map[String, SQLMetric]): TaskScorer =
-    new ModelTaskScorer(this, inputSchema, batchRows, nativeThreads, metrics)
-
-  // Row at a time, each feature is evaluated by its own eval on this very instance, which is what
-  // higher-order functions (transform, aggregate) set their lambda variables for; the scorer then
-  // reads the evaluated values by position.
-  @transient override protected lazy val rowForm: BatchableScore =
-    copy(children = children.zipWithIndex.map { case (c, i) => BoundReference(i, c.dataType, c.nullable) })
-  override protected def rowInput(row: InternalRow): InternalRow = InternalRow.fromSeq(children.map(_.eval(row)))
+case class ScoreExpression(model: TreeModel, children: Seq[Expression], options: ScoreOptions,
+    rowScoring: RowScoring) extends BatchableScore with CodegenFallback {
 
   override def models: Seq[TreeModel] = Seq(model)
   override def dataType: DataType = options.predictKind.dataType(model.numClasses)

@@ -95,6 +95,9 @@ object ModelCache {
         throw new IllegalArgumentException(s"$MaxBytesKey must be a size such as 512m or 2g, got '$raw'")
     }
 
+  /** Leases held right now, over all models; each task scorer returns its own when it closes. */
+  def leasesHeld: Int = synchronized(entries.valuesIterator.map(_.users).sum)
+
   /** Models loaded in this JVM right now. */
   def loadedCount: Int = synchronized(entries.valuesIterator.count(_.isLoaded))
 

@@ -1,4 +1,4 @@
-package treescore.expressions
+package treescore.execution
 
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.sql.types.{ArrayType, DataType, DoubleType, IntegerType}

@@ -1,0 +1,140 @@
+package treescore.execution
+
+import scala.annotation.switch
+
+import org.apache.spark.SparkException
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Cast, Expression, MutableProjection}
+import org.apache.spark.sql.types.{ArrayType, BooleanType, ByteType, DoubleType, FloatType, IntegerType, LongType,
+  ShortType}
+
+import treescore.expressions.FeatureInput
+import treescore.model.OffHeapDoubles
+
+/** Writes the features of one row into row-major matrix storage at `offset`. Not thread-safe. */
+abstract class FeatureWriter {
+  def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit
+}
+
+/** The writer for each way features arrive ([[FeatureInput]]); `args` must be bound to the row's schema. */
+object FeatureWriters {
+  def apply(input: FeatureInput, args: Seq[Expression], numFeatures: Int): FeatureWriter = input match {
+    case FeatureInput.ScalarColumns => scalarColumns(args, numFeatures)
+    case FeatureInput.VectorColumn => vectorColumn(args, numFeatures)
+    case FeatureInput.ArrayColumn => arrayColumn(args, numFeatures)
+  }
+
+  /** One numeric or boolean column per feature; ProgramTaskScorer writes its inputs with it too. */
+  def scalarColumns(args: Seq[Expression], numFeatures: Int): FeatureWriter = {
+    val direct = args.map(directType)
+    if (direct.forall(_.isDefined)) {
+      new DirectColumnsWriter(args.map(_.asInstanceOf[BoundReference].ordinal).toArray, direct.flatten.toArray)
+    } else projectedWriter(args, numFeatures)
+  }
+
+  // The primitive types a plain input column is read as directly, by position in this list.
+  private val directTypes = IndexedSeq(DoubleType, FloatType, LongType, IntegerType, ShortType, ByteType, BooleanType)
+
+  /**
+   * For a feature that is a plain input column of a primitive type, its type's index in
+   * directTypes. Such features are read straight from the row, converted as
+   * Cast(_, DoubleType) converts them: a generated projection over thousands of feature
+   * columns takes Spark longer to compile than the scoring takes.
+   */
+  private def directType(arg: Expression): Option[Int] = arg match {
+    case b: BoundReference => Some(directTypes.indexOf(b.dataType)).filter(_ >= 0)
+    case _ => None
+  }
+
+  private final class DirectColumnsWriter(ordinals: Array[Int], types: Array[Int]) extends FeatureWriter {
+    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+      var j = 0
+      while (j < ordinals.length) {
+        val o = ordinals(j)
+        val value = if (row.isNullAt(o)) Double.NaN else (types(j): @switch) match {
+          case 0 => row.getDouble(o)
+          case 1 => row.getFloat(o).toDouble
+          case 2 => row.getLong(o).toDouble
+          case 3 => row.getInt(o).toDouble
+          case 4 => row.getShort(o).toDouble
+          case 5 => row.getByte(o).toDouble
+          case _ => if (row.getBoolean(o)) 1.0 else 0.0
+        }
+        matrix.put(offset + j, value)
+        j += 1
+      }
+    }
+  }
+
+  private def projectedWriter(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
+    private val read = MutableProjection.create(args.map(a => if (a.dataType == DoubleType) a else Cast(a, DoubleType)))
+    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+      val values = read(row)
+      var j = 0
+      while (j < numFeatures) {
+        matrix.put(offset + j, if (values.isNullAt(j)) Double.NaN else values.getDouble(j))
+        j += 1
+      }
+    }
+  }
+
+  /** A Spark ML Vector (dense or sparse) holding every feature; absent sparse entries are 0. */
+  private def vectorColumn(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
+    private val read = MutableProjection.create(args)
+    // VectorUDT's storage: struct<type: tinyint (0 sparse, 1 dense), size: int, indices: array<int>, values: array<double>>
+    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+      val holder = read(row)
+      if (holder.isNullAt(0)) return fillMissing(matrix, offset, numFeatures)
+      val vector = holder.getStruct(0, 4)
+      val values = vector.getArray(3)
+      if (vector.getByte(0) == 1) {
+        if (values.numElements() != numFeatures) throw lengthError(values.numElements(), numFeatures, "vector")
+        var j = 0
+        while (j < numFeatures) { matrix.put(offset + j, values.getDouble(j)); j += 1 }
+      } else {
+        val size = vector.getInt(1)
+        if (size != numFeatures) throw lengthError(size, numFeatures, "vector")
+        var j = 0
+        while (j < numFeatures) { matrix.put(offset + j, 0.0); j += 1 }
+        val indices = vector.getArray(2)
+        var k = 0
+        while (k < indices.numElements()) {
+          val index = indices.getInt(k)
+          // Checked because a bad index would write outside this row of native memory.
+          if (index < 0 || index >= numFeatures) {
+            throw new SparkException(s"treescore: a row's sparse feature vector has index $index, outside 0..${numFeatures - 1}")
+          }
+          matrix.put(offset + index, values.getDouble(k))
+          k += 1
+        }
+      }
+    }
+  }
+
+  /** An array<float> or array<double> holding every feature; a null element is missing. */
+  private def arrayColumn(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
+    private val read = MutableProjection.create(args)
+    private val isFloat = args.head.dataType.asInstanceOf[ArrayType].elementType == FloatType
+    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+      val holder = read(row)
+      if (holder.isNullAt(0)) return fillMissing(matrix, offset, numFeatures)
+      val values = holder.getArray(0)
+      if (values.numElements() != numFeatures) throw lengthError(values.numElements(), numFeatures, "array")
+      var j = 0
+      while (j < numFeatures) {
+        val v = if (values.isNullAt(j)) Double.NaN else if (isFloat) values.getFloat(j).toDouble else values.getDouble(j)
+        matrix.put(offset + j, v)
+        j += 1
+      }
+    }
+  }
+
+  /** A null vector or array: every feature is missing. */
+  private def fillMissing(matrix: OffHeapDoubles, offset: Long, numFeatures: Int): Unit = {
+    var j = 0
+    while (j < numFeatures) { matrix.put(offset + j, Double.NaN); j += 1 }
+  }
+
+  private def lengthError(length: Int, numFeatures: Int, what: String): SparkException =
+    new SparkException(s"treescore: a row's feature $what has $length values but the model expects $numFeatures")
+}

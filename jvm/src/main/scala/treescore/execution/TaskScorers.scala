@@ -1,0 +1,90 @@
+package treescore.execution
+
+import java.util.IdentityHashMap
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicLong
+
+import org.apache.spark.TaskContext
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference}
+import org.apache.spark.sql.execution.metric.SQLMetric
+
+import treescore.expressions.{BatchableScore, ProgramScoreExpression, RowScoring, ScoreExpression}
+
+/**
+ * Opens the task scorer for a score call, and scores calls one row at a time for `eval`.
+ *
+ * Row at a time, a task opens each call's scorer once and reuses it for every row: opening one
+ * leases models, allocates off-heap buffers and (for programs) compiles native code, far dearer
+ * than scoring one row. The task's completion closes them. Outside a task (constant folding on
+ * the driver) nothing would close a scorer later, so each call opens and closes its own.
+ */
+object TaskScorers extends RowScoring {
+  def open(call: BatchableScore, inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
+      metrics: Map[String, SQLMetric]): TaskScorer = call match {
+    case s: ScoreExpression => ModelTaskScorer.open(s, inputSchema, batchRows, nativeThreads, metrics)
+    case p: ProgramScoreExpression => ProgramTaskScorer.open(p, inputSchema, batchRows, nativeThreads, metrics)
+  }
+
+  // For tests: row-at-a-time scorers opened in this JVM, and how many are open now (a leak check).
+  private[treescore] val rowScorersOpened = new AtomicLong
+  private[treescore] val rowScorersOpen = new AtomicLong
+
+  // Each running task attempt's row scorers, by call instance.
+  private val byTask = new ConcurrentHashMap[Long, IdentityHashMap[BatchableScore, RowScorer]]
+
+  override def scoreRow(call: BatchableScore, row: InternalRow): Any = {
+    val task = TaskContext.get()
+    if (task == null) {
+      val scorer = new RowScorer(call)
+      try scorer.score(row) finally scorer.close()
+    } else forTask(task, call).score(row)
+  }
+
+  private def forTask(task: TaskContext, call: BatchableScore): RowScorer = {
+    val attempt = task.taskAttemptId()
+    var scorers = byTask.get(attempt)
+    if (scorers == null) {
+      scorers = new IdentityHashMap[BatchableScore, RowScorer]
+      byTask.put(attempt, scorers)
+      task.addTaskCompletionListener[Unit] { _ =>
+        val owned = new Owned
+        byTask.remove(attempt).values.forEach(scorer => owned(scorer))
+        owned.close()
+      }
+    }
+    var scorer = scorers.get(call)
+    if (scorer == null) {
+      scorer = new RowScorer(call)
+      scorers.put(call, scorer)
+    }
+    scorer
+  }
+
+  /**
+   * One call's task scorer over a batch of one row, on one thread. A model call's features are
+   * evaluated by the call's own children, which is what higher-order functions (transform,
+   * aggregate) set their lambda variables for; the scorer reads the values by position. A
+   * program reads its inputs, grid values included, from the row itself.
+   */
+  private final class RowScorer(call: BatchableScore) extends AutoCloseable {
+    private val (scorer, input): (TaskScorer, InternalRow => InternalRow) = call match {
+      case s: ScoreExpression =>
+        val byPosition = s.copy(children = s.children.zipWithIndex.map { case (c, i) => BoundReference(i, c.dataType, c.nullable) })
+        (open(byPosition, Nil, 1, 1, Map.empty), row => InternalRow.fromSeq(s.children.map(_.eval(row))))
+      case other => (open(other, Nil, 1, 1, Map.empty), identity)
+    }
+    rowScorersOpened.incrementAndGet()
+    rowScorersOpen.incrementAndGet()
+
+    def score(row: InternalRow): Any = {
+      scorer.score(Seq(input(row)))
+      scorer.result(0)
+    }
+
+    override def close(): Unit = {
+      scorer.close()
+      rowScorersOpen.decrementAndGet()
+    }
+  }
+}
