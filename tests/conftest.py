@@ -127,7 +127,7 @@ def collect(df, column: str = "s", order: str = "id") -> np.ndarray:
     return values
 
 
-def assert_same_bits(actual, expected) -> None:
+def assert_same_bits(actual, expected, what: str = "values") -> None:
     """Asserts bit-for-bit equality: floats are compared as their 64-bit patterns, so -0.0 differs
     from 0.0 and a NaN's payload counts, where `==` and np.array_equal would let both pass."""
     actual = np.asarray(actual)
@@ -138,5 +138,5 @@ def assert_same_bits(actual, expected) -> None:
     else:
         actual_bits, expected_bits = actual, expected
     differ = np.flatnonzero((actual_bits != expected_bits).ravel())
-    assert differ.size == 0, (f"{differ.size} of {actual.size} values differ in their bits; first at flat index "
+    assert differ.size == 0, (f"{what}: {differ.size} of {actual.size} differ in their bits; first at flat index "
                               f"{differ[0]}: {actual.ravel()[differ[0]]!r} != {expected.ravel()[differ[0]]!r}")

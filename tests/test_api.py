@@ -10,7 +10,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import FEATURE_NAMES, feature_frame, plan_of
+from conftest import FEATURE_NAMES, assert_same_bits, collect, feature_frame, plan_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -18,10 +18,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.fixture(scope="module")
 def frame(spark, tmp_path_factory):
     return feature_frame(spark, tmp_path_factory.mktemp("api"), 5_000, seed=21)
-
-
-def scores(df, column="y"):
-    return df.orderBy("id").toPandas()[column].to_numpy()
 
 
 def test_model_metadata(spark, regression_booster):
@@ -38,7 +34,7 @@ def test_load_from_file_equals_from_booster(spark, frame, regression_booster, tm
     regression_booster.save_model(path)
     loaded = treescore.Model.load(path)
     assert loaded.feature_names == FEATURE_NAMES
-    assert np.array_equal(scores(df.withColumn("y", treescore.score(loaded))), regression_booster.predict(x))
+    assert_same_bits(collect(df.withColumn("y", treescore.score(loaded)), "y"), regression_booster.predict(x))
 
 
 def test_columns_as_names_expressions_or_a_list(spark, frame, regression_booster):
@@ -50,7 +46,7 @@ def test_columns_as_names_expressions_or_a_list(spark, frame, regression_booster
     as_list = df.withColumn("y", treescore.score(model, FEATURE_NAMES))
     for scored in (by_name, by_expression, as_list):
         assert "BatchScore" in plan_of(scored)
-        assert np.array_equal(scores(scored), expected)
+        assert_same_bits(collect(scored, "y"), expected)
 
 
 def test_features_of_narrower_numeric_types(spark, frame, regression_booster):
@@ -58,7 +54,7 @@ def test_features_of_narrower_numeric_types(spark, frame, regression_booster):
     model = treescore.Model.from_booster(regression_booster)
     as_float = df.select("id", *[F.col(n).cast("float").alias(n) for n in FEATURE_NAMES])
     expected = regression_booster.predict(x.astype(np.float32))
-    assert np.array_equal(scores(as_float.withColumn("y", treescore.score(model))), expected)
+    assert_same_bits(collect(as_float.withColumn("y", treescore.score(model)), "y"), expected)
 
 
 def test_two_models_in_one_select_share_one_operator(spark, frame, regression_booster, binary_booster):
@@ -68,7 +64,7 @@ def test_two_models_in_one_select_share_one_operator(spark, frame, regression_bo
     scored = df.select("id", (0.7 * treescore.score(reg) + 0.3 * treescore.score(binary)).alias("y"))
     assert plan_of(scored).count("BatchScore [") == 1
     expected = 0.7 * regression_booster.predict(x) + 0.3 * binary_booster.predict(x)
-    assert np.array_equal(scores(scored), expected)
+    assert_same_bits(collect(scored, "y"), expected)
 
 
 def test_wrong_number_of_columns_is_a_clear_analysis_error(spark, frame, regression_booster):

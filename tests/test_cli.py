@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import pyarrow.parquet as pq
 
-from conftest import features, write_parquet
+from conftest import assert_same_bits, features, write_parquet
 
 
 def run_cli(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -23,7 +23,7 @@ def test_score_command_writes_parquet_equal_to_lightgbm(tmp_path, regression_boo
     assert done.returncode == 0, done.stderr
     assert "scored 10,000 rows" in done.stdout
     result = pq.read_table(str(out)).to_pandas().sort_values("id")
-    assert np.array_equal(result["prediction"].to_numpy(), regression_booster.predict(x))
+    assert_same_bits(result["prediction"].to_numpy(), regression_booster.predict(x))
 
 
 def test_score_command_names_a_missing_model(tmp_path):

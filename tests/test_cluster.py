@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import FEATURE_NAMES, features, train
+from conftest import FEATURE_NAMES, assert_same_bits, features, train
 from standalone_cluster import Daemon, StandaloneCluster, free_port, http_json, kill_processes_in
 
 pytestmark = pytest.mark.slow
@@ -119,8 +119,7 @@ class Job:
         table = pq.read_table(str(self.out))
         ids = table.column("id").to_numpy()
         order = np.argsort(ids, kind="stable")
-        assert np.array_equal(ids[order], np.arange(FILES * ROWS_PER_FILE)), \
-            f"rows missing or duplicated: {len(ids)} rows, {len(np.unique(ids))} distinct ids"
+        assert_same_bits(ids[order], np.arange(FILES * ROWS_PER_FILE), f"rows missing or duplicated: {len(ids)} rows, {len(np.unique(ids))} distinct ids")
         return table.column("score").to_numpy()[order]
 
     def report_json(self):
@@ -145,7 +144,7 @@ def local_scores(wheel_venv, inputs, tmp_path_factory) -> np.ndarray:
               ["spark.ui.enabled=false", "spark.driver.host=127.0.0.1", "spark.driver.bindAddress=127.0.0.1"])
     job.wait()
     scores = job.scores()
-    assert np.array_equal(scores, inputs.predicted), "local mode differs from Booster.predict"
+    assert_same_bits(scores, inputs.predicted, "local mode differs from Booster.predict")
     return scores
 
 
@@ -186,8 +185,8 @@ def test_cluster_scores_equal_local_mode_with_one_parse_per_executor(wheel_venv,
     job.wait()
 
     scores = job.scores()
-    assert np.array_equal(scores, local_scores), "cluster scores differ from local mode"
-    assert np.array_equal(scores, inputs.predicted), "cluster scores differ from Booster.predict"
+    assert_same_bits(scores, local_scores, "cluster scores differ from local mode")
+    assert_same_bits(scores, inputs.predicted, "cluster scores differ from Booster.predict")
 
     # One executor per worker, each with 4 task slots, each of which ran tasks.
     logs = cluster.executor_logs()
@@ -241,8 +240,8 @@ def test_cluster_job_survives_a_lost_worker_and_a_failed_task(wheel_venv, inputs
     job.wait()
 
     scores = job.scores()
-    assert np.array_equal(scores, local_scores), "scores after faults differ from a clean local run"
-    assert np.array_equal(scores, inputs.predicted), "scores after faults differ from Booster.predict"
+    assert_same_bits(scores, local_scores, "scores after faults differ from a clean local run")
+    assert_same_bits(scores, inputs.predicted, "scores after faults differ from Booster.predict")
 
     report = job.report_json()
     _, tasks = scoring_stage(report)

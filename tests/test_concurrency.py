@@ -11,7 +11,7 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 
-from conftest import FEATURE_NAMES, features, target, write_parquet
+from conftest import FEATURE_NAMES, assert_same_bits, features, target, write_parquet
 
 ROWS = 60_000
 NUM_MODELS = 9  # six score columns and a route over three more
@@ -21,10 +21,6 @@ def small_model(seed: int) -> lgb.Booster:
     x = features(4_000, seed)
     params = {"objective": "regression", "num_leaves": 15, "verbose": -1, "num_threads": 1, "seed": seed}
     return lgb.train(params, lgb.Dataset(x, target(x) * seed, feature_name=FEATURE_NAMES), 15 + seed)
-
-
-def bits(values) -> np.ndarray:
-    return np.asarray(values, dtype=np.float64).view(np.int64)
 
 
 @pytest.mark.slow
@@ -54,11 +50,10 @@ def test_shared_and_evicted_models_score_like_one_thread_and_lightgbm(tmp_path):
     expected["route"] = route
     for name, values in expected.items():
         single = loaded(f"single_{name}")
-        assert np.array_equal(bits(single), bits(values)), f"local[1] {name} differs from lightgbm"
+        assert_same_bits(single, values, f"local[1] {name} differs from lightgbm")
         for run in range(3):
-            assert np.array_equal(bits(loaded(f"evicting{run}_{name}")), bits(single)), \
-                f"{name} under eviction (job {run}) differs from local[1]"
-    assert np.array_equal(bits(loaded("shared_m0")), bits(loaded("single_m0")))
+            assert_same_bits(loaded(f"evicting{run}_{name}"), single, f"{name} under eviction (job {run}) differs from local[1]")
+    assert_same_bits(loaded("shared_m0"), loaded("single_m0"))
 
     report = json.loads((out / "report.json").read_text())
     assert report["live_models_before"] == 0

@@ -16,7 +16,7 @@ import pyspark
 import pytest
 
 import treescore
-from conftest import FEATURE_NAMES, features, write_parquet
+from conftest import assert_same_bits, features, write_parquet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAJOR, MINOR = (int(p) for p in pyspark.__version__.split(".")[:2])
@@ -162,15 +162,15 @@ def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster,
         got = json.load(f)
     reg, binary = regression_booster.predict(x), binary_booster.predict(x)
     assert "BatchScore" in got["plan"], got["plan"]
-    assert np.array_equal(got["reg"], reg)
-    assert np.array_equal(got["named"], reg)
-    assert np.array_equal(got["bin"], binary)
-    assert np.array_equal(np.array(got["contrib"]), regression_booster.predict(x, pred_contrib=True, num_iteration=10))
-    assert np.array_equal(got["blend"], 0.25 * reg + 0.75 * binary)
+    assert_same_bits(got["reg"], reg)
+    assert_same_bits(got["named"], reg)
+    assert_same_bits(got["bin"], binary)
+    assert_same_bits(np.array(got["contrib"]), regression_booster.predict(x, pred_contrib=True, num_iteration=10))
+    assert_same_bits(got["blend"], 0.25 * reg + 0.75 * binary)
     for k, value in enumerate([-1.0, 0.5]):
         at_value = x.copy()
         at_value[:, 1] = value
-        assert np.array_equal(np.array(got["grid"])[:, k], binary_booster.predict(at_value))
+        assert_same_bits(np.array(got["grid"])[:, k], binary_booster.predict(at_value))
     assert "AnalysisException" in got["unknown"] and "no model is registered as 'nope'" in got["unknown"]
     assert got["missing"] is not None and "/no/such/model.txt" in got["missing"]
     assert got["in_memory"] is not None and "register a model by a path" in got["in_memory"]

@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import feature_frame, plan_of, train
+from conftest import assert_same_bits, collect, feature_frame, plan_of, train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,11 +31,6 @@ def data(spark, tmp_path_factory):
     df = df.withColumn("market", F.element_at(F.array(*[F.lit(m) for m in ["DE", "FR", "IT"]]),
                                                                       (F.col("id") % 3 + 1).cast("int")))
     return df, x, markets
-
-
-def collect(df, column="s"):
-    values = df.orderBy("id").toPandas()[column].to_numpy()
-    return np.stack(values) if values.dtype == object else values
 
 
 def weighted(predictions, weights, combine):
@@ -67,7 +62,7 @@ def test_ensemble_combine_rules(spark, data, boosters, combine):
     scored = df.select("id", treescore.score(treescore.Ensemble(models, weights=weights, combine=combine)).alias("s"))
     assert plan_of(scored).count("BatchScore [") == 1
     expected = weighted([b.predict(x) for b in boosters[:3]], weights, combine)
-    assert np.array_equal(collect(scored), expected)
+    assert_same_bits(collect(scored), expected)
 
 
 @pytest.mark.parametrize("transform", [["exp"], ["expm1", ("clip", 0, None)], ["sigmoid"], [("clip", -0.5, 0.5)]])
@@ -83,7 +78,7 @@ def test_ensemble_transforms(spark, data, boosters, transform):
             expected = np.array([min(max(v, lo), hi) for v in expected])
         else:
             expected = np.array([TRANSFORMS[t](v) for v in expected])
-    assert np.array_equal(collect(scored), expected)
+    assert_same_bits(collect(scored), expected)
 
 
 def test_members_with_their_own_columns(spark, data, boosters):
@@ -95,7 +90,7 @@ def test_members_with_their_own_columns(spark, data, boosters):
     swapped = x.copy()
     swapped[:, [0, 1]] = x[:, [1, 0]]
     expected = weighted([boosters[0].predict(x), boosters[0].predict(swapped)], [1.0, 1.0], "mean")
-    assert np.array_equal(collect(scored), expected)
+    assert_same_bits(collect(scored), expected)
 
 
 def test_routed_by_market_with_default_error_and_null(spark, data, boosters):
@@ -105,7 +100,7 @@ def test_routed_by_market_with_default_error_and_null(spark, data, boosters):
     predictions = {m: boosters[i].predict(x) for i, m in enumerate(["DE", "FR", "IT"])}
     expected = np.array([predictions[m][i] for i, m in enumerate(markets)])
     assert plan_of(scored).count("BatchScore [") == 1
-    assert np.array_equal(collect(scored), expected)
+    assert_same_bits(collect(scored), expected)
 
     with pytest.raises(Exception, match="the route on 'market' has no scorer for key 'IT' and no default"):
         df.select(treescore.score(treescore.Routed("market", {"DE": de, "FR": fr}))).collect()
@@ -122,7 +117,7 @@ def test_cascade_escalates_only_unconfident_rows(spark, data, boosters):
     first = boosters[3].predict(x)
     confident = (first < 0.25) | (first > 0.75)
     expected = np.where(confident, first, boosters[0].predict(x))
-    assert np.array_equal(collect(scored), expected)
+    assert_same_bits(collect(scored), expected)
     assert 0 < (~confident).sum() < len(x)
     escalated = [n for n in _batch_metrics(scored) if n[0] == "rows escalated by cascades"]
     assert escalated and escalated[0][1] == int((~confident).sum())
@@ -163,7 +158,7 @@ def test_grid_equals_each_point_scored_separately(spark, data, boosters):
         point[:, 3] = x[:, 3] * (1 - v)
         columns.append(boosters[0].predict(point))
     expected = np.minimum.accumulate(np.column_stack(columns), axis=1)
-    assert np.array_equal(collect(scored), expected)
+    assert_same_bits(collect(scored), expected)
 
 
 def test_nested_route_of_ensembles_and_cascade_inside_a_grid(spark, data, boosters):
@@ -184,7 +179,7 @@ def test_nested_route_of_ensembles_and_cascade_inside_a_grid(spark, data, booste
         first = p[3]
         casc = np.where((first < 0.3) | (first > 0.7), first, weighted(p[:2], [1.0, 1.0], "mean"))
         columns.append(np.where(markets == "DE", ens, np.where(markets == "FR", casc, p[2])))
-    assert np.array_equal(collect(scored), np.column_stack(columns))
+    assert_same_bits(collect(scored), np.column_stack(columns))
 
 
 def test_save_and_load_in_python_and_scala(spark, data, boosters, tmp_path):
@@ -201,7 +196,7 @@ def test_save_and_load_in_python_and_scala(spark, data, boosters, tmp_path):
     scala_loaded = spark._jvm.treescore.ensemble.SpecIO.load(path)
     assert scala_loaded.equals(loaded._java())
     original = collect(df.select("id", treescore.score(spec).alias("s")))
-    assert np.array_equal(collect(df.select("id", treescore.score(loaded).alias("s"))), original)
+    assert_same_bits(collect(df.select("id", treescore.score(loaded).alias("s"))), original)
 
 
 def test_loaded_specs_nest_inside_new_ones(spark, data, boosters, tmp_path):
@@ -212,7 +207,7 @@ def test_loaded_specs_nest_inside_new_ones(spark, data, boosters, tmp_path):
     outer = treescore.Ensemble([treescore.load(path), m[0]], combine="sum")
     scored = collect(df.select("id", treescore.score(outer).alias("s")))
     inner = weighted([boosters[0].predict(x), boosters[1].predict(x)], [1.0, 3.0], "mean")
-    assert np.array_equal(scored, weighted([inner, boosters[0].predict(x)], [1.0, 1.0], "sum"))
+    assert_same_bits(scored, weighted([inner, boosters[0].predict(x)], [1.0, 1.0], "sum"))
 
 
 def test_bad_specs_name_the_offending_part(spark, boosters, tmp_path):

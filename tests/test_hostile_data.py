@@ -15,12 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
 import treescore
-from conftest import plan_of
-
-
-def same_bits(actual, expected) -> bool:
-    actual = np.asarray(actual, dtype=np.float64)
-    return np.array_equal(actual.view(np.int64), np.asarray(expected, dtype=np.float64).view(np.int64))
+from conftest import assert_same_bits, plan_of
 
 
 def fit(x, rounds=6, seed=1):
@@ -87,7 +82,7 @@ def test_ten_thousand_feature_columns(spark, tmp_path, wide):
         print(f"10,000 feature columns: {time.monotonic() - started:.1f} s")
     finally:
         spark.conf.unset("spark.sql.codegen.wholeStage")
-    assert same_bits(values, booster.predict(x))
+    assert_same_bits(values, booster.predict(x))
 
 
 @pytest.mark.slow
@@ -96,7 +91,7 @@ def test_ten_thousand_features_in_a_vector(spark, wide):
     model = treescore.Model.from_booster(booster)
     df = spark.createDataFrame([(i, Vectors.dense(row)) for i, row in enumerate(x)], ["id", "features"])
     values = df.select("id", treescore.score(model, "features").alias("s")).orderBy("id").toPandas()["s"]
-    assert same_bits(values.to_numpy(), booster.predict(x))
+    assert_same_bits(values.to_numpy(), booster.predict(x))
 
 
 @pytest.mark.slow
@@ -120,4 +115,4 @@ def test_one_wrong_vector_in_a_million_rows_fails_the_job_naming_both_lengths(sp
     assert rest.count() == 999_999
     sample = ids.where(F.col("id") < 1000).select("id", *[v.alias(f"f{j}") for j, v in enumerate(values)])
     pdf = sample.select("id", treescore.score(model).alias("s"), *[f"f{j}" for j in range(6)]).orderBy("id").toPandas()
-    assert same_bits(pdf["s"].to_numpy(), booster.predict(pdf[[f"f{j}" for j in range(6)]].to_numpy()))
+    assert_same_bits(pdf["s"].to_numpy(), booster.predict(pdf[[f"f{j}" for j in range(6)]].to_numpy()))

@@ -15,14 +15,10 @@ import pytest
 from pyspark.sql import functions as F
 
 import treescore
+from conftest import assert_same_bits
 from treescore.errors import InvalidModelError
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
-
-
-def same_bits(actual, expected) -> bool:
-    actual = np.asarray(actual, dtype=np.float64)
-    return np.array_equal(actual.view(np.int64), np.asarray(expected, dtype=np.float64).reshape(actual.shape).view(np.int64))
 
 
 def frame(spark, tmp_path, x, names):
@@ -108,7 +104,7 @@ def test_model_from_lightgbm_3_3_5_scores_like_lightgbm_4_7(spark, tmp_path):
     x = make_model.features(5_000, seed=7)
     x[:20, 4] = [-1, 7, 100, 2.5, np.nan, 0, 1, 2, 3, 4, 5, -0.0, 1e9, 6, 3, 3, 2, 1, 0, np.inf]
     df = frame(spark, tmp_path, x, model.feature_names)
-    assert same_bits(scores(df, model), lgb.Booster(model_file=path).predict(x))
+    assert_same_bits(scores(df, model), lgb.Booster(model_file=path).predict(x))
 
 
 def test_single_leaf_trees_score_exactly(spark, tmp_path):
@@ -127,8 +123,8 @@ def test_single_leaf_trees_score_exactly(spark, tmp_path):
         assert "num_leaves=1" in leaves
         model = treescore.Model.from_booster(booster)
         df = frame(spark, tmp_path, x, model.feature_names)
-        assert same_bits(scores(df, model), booster.predict(x))
-        assert same_bits(scores(df, model, F.array(*model.feature_names)), booster.predict(x))
+        assert_same_bits(scores(df, model), booster.predict(x))
+        assert_same_bits(scores(df, model, F.array(*model.feature_names)), booster.predict(x))
 
 
 def test_non_ascii_feature_names_are_read_by_name(spark, tmp_path):
@@ -140,9 +136,9 @@ def test_non_ascii_feature_names_are_read_by_name(spark, tmp_path):
     model = treescore.Model.from_booster(booster)
     assert model.feature_names == names
     df = frame(spark, tmp_path, x, names)
-    assert same_bits(scores(df, model), booster.predict(x))
+    assert_same_bits(scores(df, model), booster.predict(x))
     reversed_frame = df.select("id", *reversed(names))  # read by name, not by position
-    assert same_bits(scores(reversed_frame, model), booster.predict(x))
+    assert_same_bits(scores(reversed_frame, model), booster.predict(x))
 
 
 def test_duplicate_feature_names_are_refused_by_name_but_score_by_position(spark, tmp_path, small_booster):
@@ -162,7 +158,7 @@ def test_duplicate_feature_names_are_refused_by_name_but_score_by_position(spark
     with pytest.raises(ValueError, match="'a' \\(features 0, 2\\)"):
         treescore.score(treescore.ensembles.Ensemble([model, model]))
     expected = lgb.Booster(model_str=text).predict(x)
-    assert same_bits(scores(df, model, "p", "q", "r"), expected)
+    assert_same_bits(scores(df, model, "p", "q", "r"), expected)
 
 
 def test_crlf_line_ends_are_named(spark, tmp_path, small_booster):

@@ -11,7 +11,7 @@ from pyspark.ml.feature import VectorAssembler
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import FEATURE_NAMES, feature_frame, train
+from conftest import FEATURE_NAMES, assert_same_bits, collect, feature_frame, train
 from treescore.ml import ScoreTransformer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,11 +28,6 @@ def data(spark, tmp_path_factory):
     df, x = feature_frame(spark, tmp_path_factory.mktemp("ml"), 3_000, seed=71)
     df = df.withColumn("market", F.element_at(F.array(*[F.lit(m) for m in MARKETS]), (F.col("id") % 3 + 1).cast("int")))
     return df, x, MARKETS[np.arange(len(x)) % 3]
-
-
-def collect(df, column):
-    values = df.orderBy("id").select(column).toPandas()[column].to_numpy()
-    return np.stack(values) if values.dtype == object else values
 
 
 def assembler():
@@ -53,12 +48,12 @@ def test_model_stage_after_vector_assembler_round_trips_through_a_saved_pipeline
     assert stage.getFeaturesCol() == "features" and stage.getOutputCol() == "p"
     assert stage.describe() == f"model({model.content_hash[:12]})"
     expected = boosters[0].predict(x)
-    assert np.array_equal(collect(fitted.transform(df), "p"), expected)
-    assert np.array_equal(collect(loaded.transform(df), "p"), expected)
+    assert_same_bits(collect(fitted.transform(df), "p"), expected)
+    assert_same_bits(collect(loaded.transform(df), "p"), expected)
     # The unfitted Pipeline saves and loads as well.
     pipeline.write().save(str(tmp_path / "unfitted"))
     refit = Pipeline.load(str(tmp_path / "unfitted")).fit(df)
-    assert np.array_equal(collect(refit.transform(df), "p"), expected)
+    assert_same_bits(collect(refit.transform(df), "p"), expected)
 
 
 def test_model_stage_by_column_names_with_kind_and_iterations(spark, data, boosters, tmp_path):
@@ -70,9 +65,9 @@ def test_model_stage_by_column_names_with_kind_and_iterations(spark, data, boost
     path = str(tmp_path / "kinds")
     Pipeline(stages=stages).fit(df).write().save(path)
     scored = PipelineModel.load(path).transform(df)
-    assert np.array_equal(collect(scored, "p"), boosters[2].predict(x))
-    assert np.array_equal(collect(scored, "shap"), boosters[2].predict(x, pred_contrib=True))
-    assert np.array_equal(collect(scored, "raw"), boosters[2].predict(x, raw_score=True, start_iteration=2,
+    assert_same_bits(collect(scored, "p"), boosters[2].predict(x))
+    assert_same_bits(collect(scored, "shap"), boosters[2].predict(x, pred_contrib=True))
+    assert_same_bits(collect(scored, "raw"), boosters[2].predict(x, raw_score=True, start_iteration=2,
                                                                       num_iteration=5))
 
 
@@ -89,15 +84,15 @@ def test_ensemble_route_cascade_and_grid_stages_round_trip(spark, data, boosters
     scored = PipelineModel.load(path).transform(df)
 
     p = [b.predict(x) for b in boosters]
-    assert np.array_equal(collect(scored, "ens"), np.array([0.25 * a + 0.75 * b for a, b in zip(p[0], p[1])]))
-    assert np.array_equal(collect(scored, "route"), np.where(markets == "DE", p[0], np.where(markets == "FR", p[1], p[2])))
-    assert np.array_equal(collect(scored, "cascade"), np.where((p[2] < 0.25) | (p[2] > 0.75), p[2], p[0]))
+    assert_same_bits(collect(scored, "ens"), np.array([0.25 * a + 0.75 * b for a, b in zip(p[0], p[1])]))
+    assert_same_bits(collect(scored, "route"), np.where(markets == "DE", p[0], np.where(markets == "FR", p[1], p[2])))
+    assert_same_bits(collect(scored, "cascade"), np.where((p[2] < 0.25) | (p[2] > 0.75), p[2], p[0]))
     points = []
     for v in values:
         point = x.copy()
         point[:, 2] = v
         points.append(boosters[1].predict(point))
-    assert np.array_equal(collect(scored, "grid"), np.column_stack(points))
+    assert_same_bits(collect(scored, "grid"), np.column_stack(points))
 
 
 def test_python_saves_and_the_jvm_loads_and_the_other_way_round(spark, data, boosters, tmp_path):
@@ -113,14 +108,14 @@ def test_python_saves_and_the_jvm_loads_and_the_other_way_round(spark, data, boo
     assert java_pipeline.stages()[1].getClass().getName() == "treescore.ml.ScoreTransformer"
     from pyspark.sql import DataFrame
     java_scored = DataFrame(java_pipeline.transform(df._jdf), spark)
-    assert np.array_equal(collect(java_scored, "p"), expected)
+    assert_same_bits(collect(java_scored, "p"), expected)
 
     jvm_saved = str(tmp_path / "from-jvm")
     java_stage = jvm.treescore.ml.ScoreTransformer(treescore.Routed("market", {"DE": model}, default=model)._java())
     java_stage.setOutputCol("r").write().save(jvm_saved)
     loaded = ScoreTransformer.load(jvm_saved)
     assert loaded.getOutputCol() == "r" and loaded.uid == java_stage.uid()
-    assert np.array_equal(collect(loaded.transform(df), "r"), expected)
+    assert_same_bits(collect(loaded.transform(df), "r"), expected)
 
 
 def test_bad_stages_fail_with_messages_naming_the_column(spark, data, boosters):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import FEATURE_NAMES, features, target, write_parquet
+from conftest import FEATURE_NAMES, assert_same_bits, features, target, write_parquet
 from treescore import Model, score
 
 
@@ -69,7 +69,7 @@ def test_an_mlflow_lightgbm_directory_loads_without_mlflow(spark, tmp_path, regr
     (directory / "requirements.txt").write_text("lightgbm==4.7.0\n")
     model = Model.load(directory)
     x = data[0]
-    assert np.array_equal(scores_of(spark, tmp_path, model, x), regression_booster.predict(x))
+    assert_same_bits(scores_of(spark, tmp_path, model, x), regression_booster.predict(x))
 
 
 def test_a_pickled_sklearn_mlflow_model_is_refused_with_the_reason(spark, tmp_path):
@@ -91,13 +91,13 @@ def test_lgbm_regressor_scores_equal_its_predict(spark, tmp_path, data):
     est = lgb.LGBMRegressor(n_estimators=30, num_leaves=15, verbose=-1, n_jobs=1).fit(frame(x), y)
     model = Model.load(est)
     assert model.feature_names == FEATURE_NAMES
-    assert np.array_equal(scores_of(spark, tmp_path, model, x), est.predict(frame(x)))
+    assert_same_bits(scores_of(spark, tmp_path, model, x), est.predict(frame(x)))
 
 
 def test_lgbm_classifier_binary_scores_equal_predict_proba_of_the_positive_class(spark, tmp_path, data):
     x, y = data
     est = lgb.LGBMClassifier(n_estimators=30, num_leaves=15, verbose=-1, n_jobs=1).fit(frame(x), y > 0)
-    assert np.array_equal(scores_of(spark, tmp_path, Model.load(est), x), est.predict_proba(frame(x))[:, 1])
+    assert_same_bits(scores_of(spark, tmp_path, Model.load(est), x), est.predict_proba(frame(x))[:, 1])
 
 
 def test_lgbm_classifier_multiclass_scores_equal_predict_proba(spark, tmp_path, data):
@@ -106,7 +106,7 @@ def test_lgbm_classifier_multiclass_scores_equal_predict_proba(spark, tmp_path, 
     est = lgb.LGBMClassifier(n_estimators=20, num_leaves=15, verbose=-1, n_jobs=1).fit(frame(x), labels)
     scored = scores_of(spark, tmp_path, Model.load(est), x)
     assert scored.shape == (len(x), 3)
-    assert np.array_equal(scored, est.predict_proba(frame(x)))
+    assert_same_bits(scored, est.predict_proba(frame(x)))
 
 
 def test_lgbm_ranker_scores_equal_its_predict(spark, tmp_path, data):
@@ -114,7 +114,7 @@ def test_lgbm_ranker_scores_equal_its_predict(spark, tmp_path, data):
     relevance = np.digitize(y, np.quantile(y, [0.5, 0.8]))
     est = lgb.LGBMRanker(n_estimators=20, num_leaves=15, verbose=-1, n_jobs=1)
     est.fit(frame(x), relevance, group=[100] * (len(x) // 100))
-    assert np.array_equal(scores_of(spark, tmp_path, Model.load(est), x), est.predict(frame(x)))
+    assert_same_bits(scores_of(spark, tmp_path, Model.load(est), x), est.predict(frame(x)))
 
 
 def test_an_unfitted_estimator_and_other_objects_are_clear_errors(spark):

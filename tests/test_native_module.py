@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from conftest import NUM_FEATURES, features
+from conftest import NUM_FEATURES, assert_same_bits, features
 from treescore import _native
 
 
@@ -17,7 +17,7 @@ def test_every_kind_equals_lightgbm_bit_for_bit(binary_booster, kind, lightgbm_a
     booster = _native.Booster(binary_booster.model_to_string())
     actual = booster.predict(x, kind=kind)
     expected = binary_booster.predict(x, **lightgbm_args).reshape(len(x), -1).astype(np.float64)
-    assert np.array_equal(actual.view(np.int64), expected.view(np.int64))
+    assert_same_bits(actual.view(np.int64), expected.view(np.int64))
 
 
 def test_shape_properties(binary_booster):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import treescore
-from conftest import FEATURE_NAMES, features, plan_of, write_parquet
+from conftest import FEATURE_NAMES, assert_same_bits, features, plan_of, write_parquet
 
 ROWS = 120_000
 
@@ -33,7 +33,7 @@ def test_scores_equal_lightgbm_predict_bit_for_bit(spark, dataset, booster_name,
     expected = booster.predict(expected_input)
     actual = result["score"].to_numpy()
     assert actual.dtype == np.float64
-    assert np.array_equal(actual.view(np.int64), expected.view(np.int64))  # bitwise ==
+    assert_same_bits(actual.view(np.int64), expected.view(np.int64))  # bitwise ==
 
 
 def test_batched_and_row_at_a_time_paths_agree(spark, dataset, regression_booster):
@@ -52,7 +52,7 @@ def test_batched_and_row_at_a_time_paths_agree(spark, dataset, regression_booste
         spark.conf.unset("spark.treescore.batch.enabled")
     assert "BatchScore" in batched_plan
     assert "BatchScore" not in fallback_plan
-    assert np.array_equal(batched.view(np.int64), fallback.view(np.int64))
+    assert_same_bits(batched.view(np.int64), fallback.view(np.int64))
 
 
 def test_explain_shows_the_batched_operator(spark, dataset, regression_booster, capsys):
@@ -67,4 +67,4 @@ def test_model_features_by_name_from_columns_in_any_order(spark, dataset, regres
     model = treescore.Model.from_booster(regression_booster)
     shuffled = spark.read.parquet(path).select("id", *reversed(FEATURE_NAMES))
     result = shuffled.withColumn("y", treescore.score(model)).orderBy("id").toPandas()
-    assert np.array_equal(result["y"].to_numpy(), regression_booster.predict(expected_input))
+    assert_same_bits(result["y"].to_numpy(), regression_booster.predict(expected_input))

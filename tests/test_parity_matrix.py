@@ -11,7 +11,7 @@ from pyspark.ml.linalg import Vectors
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import plan_of
+from conftest import assert_same_bits, collect, plan_of
 
 N_FEATURES = 6
 NAMES = [f"c{i}" for i in range(N_FEATURES)]
@@ -78,21 +78,6 @@ def rows(spark, tmp_path_factory):
     return spark.read.parquet(path), np.where(nulls, np.nan, x)
 
 
-def collect(df, column="s"):
-    values = df.orderBy("id").toPandas()[column].to_numpy()
-    if values.dtype == object:  # array columns
-        values = np.stack([np.asarray(v) for v in values])
-    return values
-
-
-def same_bits(actual, expected):
-    actual = np.asarray(actual)
-    expected = np.asarray(expected).reshape(actual.shape)
-    if actual.dtype.kind == "f":
-        return np.array_equal(actual.astype(np.float64).view(np.int64), expected.astype(np.float64).view(np.int64))
-    return np.array_equal(actual, expected)
-
-
 KINDS = {
     "prediction": {},
     "raw": {"raw_score": True},
@@ -109,7 +94,7 @@ def test_every_kind_and_objective(spark, boosters, rows, model_name, kind):
     model = treescore.Model.from_booster(booster)
     scored = df.select("id", treescore.score(model, kind=kind).alias("s"))
     assert "BatchScore" in plan_of(scored)
-    assert same_bits(collect(scored), booster.predict(x, **KINDS[kind]))
+    assert_same_bits(collect(scored), booster.predict(x, **KINDS[kind]))
 
 
 def test_multiclass_prediction_is_an_array_per_row(spark, boosters, rows):
@@ -131,7 +116,7 @@ def test_iteration_ranges(spark, boosters, rows, start, count):
     df, x = rows
     model = treescore.Model.from_booster(booster)
     scored = df.select("id", treescore.score(model, start_iteration=start, num_iterations=count).alias("s"))
-    assert same_bits(collect(scored), booster.predict(x, start_iteration=start, num_iteration=count))
+    assert_same_bits(collect(scored), booster.predict(x, start_iteration=start, num_iteration=count))
 
 
 # Each Spark type, with the same values lightgbm is given as float64.
@@ -169,7 +154,7 @@ def test_every_numeric_column_type(spark, boosters, integral_rows, tmp_path, typ
     booster = boosters["categorical"]
     scored = df.select("id", treescore.score(treescore.Model.from_booster(booster)).alias("s"))
     expected = booster.predict(np.where(nulls, np.nan, typed.astype(np.float64)))
-    assert same_bits(collect(scored), expected)
+    assert_same_bits(collect(scored), expected)
 
 
 def test_decimal_and_boolean_columns(spark, boosters, tmp_path):
@@ -186,7 +171,7 @@ def test_decimal_and_boolean_columns(spark, boosters, tmp_path):
     booster = boosters["regression"]
     scored = df.select("id", treescore.score(treescore.Model.from_booster(booster)).alias("s"))
     expected_input = np.column_stack([values[:, :-1], flags.astype(np.float64)])
-    assert same_bits(collect(scored), booster.predict(expected_input))
+    assert_same_bits(collect(scored), booster.predict(expected_input))
 
 
 @pytest.mark.parametrize("element", ["float", "double"])
@@ -198,7 +183,7 @@ def test_array_columns(spark, boosters, rows, element):
     scored = as_array.select("id", treescore.score(model, "features").alias("s"))
     assert "BatchScore" in plan_of(scored)
     expected = booster.predict(x.astype(np.float32).astype(np.float64) if element == "float" else x)
-    assert same_bits(collect(scored), expected)
+    assert_same_bits(collect(scored), expected)
 
 
 def test_vector_columns_dense_and_sparse(spark, boosters):
@@ -213,4 +198,4 @@ def test_vector_columns_dense_and_sparse(spark, boosters):
     df = spark.createDataFrame(rows, ["id", "features"]).repartition(3)
     scored = df.select("id", treescore.score(treescore.Model.from_booster(booster), "features").alias("s"))
     assert "BatchScore" in plan_of(scored)
-    assert same_bits(collect(scored), booster.predict(x))
+    assert_same_bits(collect(scored), booster.predict(x))

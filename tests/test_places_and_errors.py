@@ -7,7 +7,7 @@ from pyspark.ml.linalg import Vectors
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import FEATURE_NAMES, feature_frame, plan_of
+from conftest import FEATURE_NAMES, assert_same_bits, feature_frame, plan_of
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +44,8 @@ def test_filter_aggregate_and_join(spark, frame, regression_booster, binary_boos
     joined = left.join(right, "id").orderBy("id")
     assert plan_of(joined).count("BatchScore [") == 2
     result = joined.toPandas()
-    assert np.array_equal(result["y"].to_numpy(), expected_reg)
-    assert np.array_equal(result["p"].to_numpy(), expected_bin)
+    assert_same_bits(result["y"].to_numpy(), expected_reg)
+    assert_same_bits(result["p"].to_numpy(), expected_bin)
 
 
 def test_a_vector_whose_declared_size_is_wrong_is_an_analysis_error(spark, frame, regression_booster):

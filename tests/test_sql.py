@@ -10,7 +10,7 @@ import pytest
 from pyspark.errors import AnalysisException
 
 import treescore
-from conftest import FEATURE_NAMES, feature_frame, plan_of
+from conftest import FEATURE_NAMES, assert_same_bits, feature_frame, plan_of
 from treescore.registry import registered
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,9 +27,9 @@ def test_a_registered_model_scores_from_sql_as_lightgbm_does(spark, tmp_path, re
     treescore.register(spark, "reg_v1", treescore.Model.from_booster(regression_booster))
     scored = spark.sql(f"SELECT treescore_score('reg_v1', {COLUMNS}) AS p FROM features_21 ORDER BY id")
     assert "BatchScore" in plan_of(scored)
-    assert np.array_equal(scores(scored), regression_booster.predict(x))
+    assert_same_bits(scores(scored), regression_booster.predict(x))
     by_name = spark.sql("SELECT treescore_score('reg_v1') FROM features_21 ORDER BY id")
-    assert np.array_equal(scores(by_name), regression_booster.predict(x))
+    assert_same_bits(scores(by_name), regression_booster.predict(x))
     assert "reg_v1" in registered(spark)
 
 
@@ -41,12 +41,12 @@ def test_a_path_and_an_ensemble_register_and_the_grid_form_equals_score_grid(spa
     binary_booster.save_model(path)
     treescore.register(spark, "bin_file", path)
     got = spark.sql("SELECT treescore_score('bin_file') FROM features_22 ORDER BY id")
-    assert np.array_equal(scores(got), binary_booster.predict(x))
+    assert_same_bits(scores(got), binary_booster.predict(x))
 
     reg, binary = treescore.Model.from_booster(regression_booster), treescore.Model.from_booster(binary_booster)
     treescore.register(spark, "blend", treescore.Ensemble([reg, binary], weights=[0.25, 0.75], combine="sum"))
     blended = spark.sql("SELECT treescore_score('blend') FROM features_22 ORDER BY id")
-    assert np.array_equal(scores(blended), 0.25 * regression_booster.predict(x) + 0.75 * binary_booster.predict(x))
+    assert_same_bits(scores(blended), 0.25 * regression_booster.predict(x) + 0.75 * binary_booster.predict(x))
 
     treescore.register(spark, "reg_grid", reg)
     sql = spark.sql("SELECT treescore_score_grid('reg_grid', 'x1', array(-1.0, 0, 0.5), "
@@ -77,10 +77,10 @@ def test_an_mlflow_model_directory_registers_by_path_and_by_conf(spark, tmp_path
                                        "    model_class: lightgbm.basic.Booster\n")
     treescore.register(spark, "mlflow_by_path", str(directory))
     got = spark.sql("SELECT treescore_score('mlflow_by_path') FROM features_23 ORDER BY id")
-    assert np.array_equal(scores(got), regression_booster.predict(x))
+    assert_same_bits(scores(got), regression_booster.predict(x))
     spark.sql(f"SET spark.treescore.model.mlflow_by_conf = {directory}")
     got = spark.sql("SELECT treescore_score('mlflow_by_conf') FROM features_23 ORDER BY id")
-    assert np.array_equal(scores(got), regression_booster.predict(x))
+    assert_same_bits(scores(got), regression_booster.predict(x))
 
     neither = tmp_path / "just_a_folder"
     neither.mkdir()
@@ -112,11 +112,11 @@ def test_the_sql_only_example_session(spark, tmp_path):
     assert "model(" in results[2].collect()[0]["model"]
     rows = results[-1].collect()
     expected = booster.predict(x)
-    assert np.array_equal([r["units"] for r in rows], expected)
-    assert np.array_equal([r["units_by_name"] for r in rows], expected)
-    assert np.array_equal(np.array([r["contributions"] for r in rows]), booster.predict(x, pred_contrib=True))
+    assert_same_bits([r["units"] for r in rows], expected)
+    assert_same_bits([r["units_by_name"] for r in rows], expected)
+    assert_same_bits(np.array([r["contributions"] for r in rows]), booster.predict(x, pred_contrib=True))
     curves = np.array([r["units_by_discount"] for r in rows])
     for k, discount in enumerate([0.0, 0.1, 0.2, 0.3]):
         at_discount = x.copy()
         at_discount[:, 1] = discount
-        assert np.array_equal(curves[:, k], booster.predict(at_discount)), f"discount {discount}"
+        assert_same_bits(curves[:, k], booster.predict(at_discount), f"discount {discount}")

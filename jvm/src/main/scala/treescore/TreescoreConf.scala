@@ -1,43 +1,88 @@
 package treescore
 
+import org.apache.spark.network.util.JavaUtils
 import org.apache.spark.sql.internal.SQLConf
 
-/** treescore's `spark.treescore.*` settings, read from the session's SQL conf. */
+/**
+ * One `spark.treescore.*` setting, declared once: its key, default, documentation and how a
+ * value is read. docs/configuration.md is checked against these declarations
+ * (ConfigurationDocSuite), so the reference cannot drift from the code.
+ *
+ * @param default the default as a user would write it ("" where there is none)
+ * @param when    where the value is read: "query" (the session's SQL conf, when a query is
+ *                planned, so spark.conf.set applies to later queries) or "application" (the
+ *                executors' Spark conf, fixed when the application starts)
+ */
+final case class ConfEntry[T](key: String, default: String, when: String, doc: String, parse: (String, String) => T) {
+  /** The value of `raw`, or of the default when it is not set; a bad value names the key. */
+  def read(raw: Option[String]): T = parse(key, raw.getOrElse(default))
+  def from(conf: SQLConf): T = read(Option(conf.getConfString(key, null)))
+}
+
+/** treescore's settings. */
 object TreescoreConf {
-  val BatchEnabled = "spark.treescore.batch.enabled"
-  val BatchRows = "spark.treescore.batch.rows"
-  val NativeThreads = "spark.treescore.native.threads"
-  val BroadcastThresholdBytes = "spark.treescore.broadcast.thresholdBytes"
+  val BatchEnabled: ConfEntry[Boolean] = ConfEntry("spark.treescore.batch.enabled", "true", "query",
+    "Move score calls into the batched operator `BatchScoreExec`. `false` evaluates every score call one row at a " +
+      "time (same scores, much slower); useful only to rule the operator out when investigating a problem.",
+    boolean)
 
-  /** Whether score calls are moved into the batched operator (false: row-at-a-time eval). */
-  def batchEnabled(conf: SQLConf): Boolean = conf.getConfString(BatchEnabled, "true").toBoolean
+  val BatchRows: ConfEntry[Int] = ConfEntry("spark.treescore.batch.rows", "8192", "query",
+    "Rows per native call. Each task holds one off-heap matrix of `batch.rows x features` doubles per model " +
+      "(8192 x 200 features = 12.5 MiB) plus the batch's input rows. See [tuning.md](tuning.md). Must be a positive " +
+      "integer.", positiveInt)
 
-  /** Rows per native call. Large enough to amortise the call; small enough to stay in cache. */
-  def batchRows(conf: SQLConf): Int = positive(conf, BatchRows, 8192)
+  val NativeThreads: ConfEntry[Int] = ConfEntry("spark.treescore.native.threads", "1", "query",
+    "LightGBM (OpenMP) threads per native call. Spark already runs one task per core, so 1 never oversubscribes " +
+      "the executor's cores. Raise it only when an executor runs fewer concurrent tasks than it has cores. Must be a " +
+      "positive integer.", positiveInt)
 
-  /**
-   * LightGBM threads per native call. Spark already runs one task per core, so the default of
-   * 1 never oversubscribes the cores; raise it only when tasks are fewer than cores.
-   */
-  def nativeThreads(conf: SQLConf): Int = positive(conf, NativeThreads, 1)
+  val CacheMaxBytes: ConfEntry[Long] = ConfEntry("spark.treescore.cache.maxBytes", "2g", "application",
+    "Per-executor budget for loaded native models, estimated by model text size. When loaded models exceed it, " +
+      "the least recently used ones that no task is using are freed; a model in use is never freed, so the cache " +
+      "can exceed the budget while tasks hold more than it. Accepts byte sizes like `512m`.", size("512m or 2g"))
 
-  /**
-   * Models whose text is larger than this (bytes, or a size such as 100m) reach executors as a
-   * Spark broadcast, fetched once per executor, instead of inside every task's plan; see
-   * [[treescore.model.ModelShipping]]. Default 100m; 0 broadcasts every model.
-   */
-  def broadcastThresholdBytes(conf: SQLConf): Long = {
-    val raw = conf.getConfString(BroadcastThresholdBytes, "100m")
-    val bytes = try org.apache.spark.network.util.JavaUtils.byteStringAsBytes(raw) catch {
-      case _: NumberFormatException => -1L
+  val BroadcastThresholdBytes: ConfEntry[Long] = ConfEntry("spark.treescore.broadcast.thresholdBytes", "100m", "query",
+    "Models whose text is larger than this reach executors as a Spark broadcast: each executor fetches the model " +
+      "once and shares it across its tasks and later queries, instead of receiving it inside every task's plan. " +
+      "`0` broadcasts every model. Each executor logs `treescore: model <hash> (<n> bytes) arrived in this JVM " +
+      "through a broadcast` once per model. Accepts byte sizes like `100m`.", size("100m or 1048576"))
+
+  /** A family of keys, `spark.treescore.model.<name>`, one per model name registered for SQL. */
+  val ModelNames: ConfEntry[String] = ConfEntry("spark.treescore.model.<name>", "", "query",
+    "Registers a model name for SQL: the path of a LightGBM text model, an MLflow LightGBM model directory or a " +
+      "saved scorer folder, read on the driver when a query first uses `treescore_score('<name>', ...)` and again " +
+      "when the file changes. This is how plain SQL and Spark Connect clients register models " +
+      "(`SET spark.treescore.model.demand_v3 = /models/demand_v3.txt`); a name registered with `treescore.register` " +
+      "takes precedence. See [sql-and-connect.md](sql-and-connect.md).", (_, path) => path)
+  /** The key prefix of [[ModelNames]]: `spark.treescore.model.`. */
+  val ModelNamePrefix: String = ModelNames.key.stripSuffix("<name>")
+
+  val all: Seq[ConfEntry[_]] = Seq(BatchEnabled, BatchRows, NativeThreads, CacheMaxBytes, BroadcastThresholdBytes,
+    ModelNames)
+
+  /** The reference table in docs/configuration.md, as it must read. */
+  def markdownTable: String = {
+    val rows = all.map { e =>
+      val default = if (e.default.isEmpty) "none" else s"`${e.default}`"
+      val when = if (e.when == "application") " Set at application start." else ""
+      s"| `${e.key}` | $default | ${e.doc}$when |"
     }
-    if (bytes < 0) throw new IllegalArgumentException(s"$BroadcastThresholdBytes must be a size such as 100m or 1048576, got '$raw'")
-    bytes
+    ("| key | default | meaning |" +: "|---|---|---|" +: rows).mkString("\n")
   }
 
-  private def positive(conf: SQLConf, key: String, default: Int): Int = {
-    val raw = conf.getConfString(key, default.toString)
-    Numbers.int(raw).filter(_ > 0).getOrElse(
-      throw new IllegalArgumentException(s"$key must be a positive integer, got '$raw'"))
+  private def boolean(key: String, raw: String): Boolean = raw.trim.toLowerCase match {
+    case "true" => true
+    case "false" => false
+    case _ => throw new IllegalArgumentException(s"$key must be true or false, got '$raw'")
+  }
+
+  private def positiveInt(key: String, raw: String): Int =
+    Numbers.int(raw.trim).filter(_ > 0).getOrElse(throw new IllegalArgumentException(s"$key must be a positive integer, got '$raw'"))
+
+  /** A byte size as Spark writes them (512m, 2g, 1048576), named by `examples` in errors. */
+  private def size(examples: String)(key: String, raw: String): Long = {
+    val bytes = try JavaUtils.byteStringAsBytes(raw) catch { case _: NumberFormatException => -1L }
+    if (bytes < 0) throw new IllegalArgumentException(s"$key must be a size such as $examples, got '$raw'")
+    bytes
   }
 }

@@ -39,7 +39,7 @@ class BatchScoreSuite extends SparkSuite {
   }
 
   test("batches smaller than a partition give the same scores, and the metrics count them") {
-    spark.conf.set(TreescoreConf.BatchRows, "100")
+    spark.conf.set(TreescoreConf.BatchRows.key, "100")
     try {
       val df = fixtureFrame.select(col("regression"), score(regressionModel).as("y"))
       val rows = df.collect()
@@ -47,7 +47,7 @@ class BatchScoreSuite extends SparkSuite {
       val exec = batchOperators(df).head
       assert(exec.metrics("numOutputRows").value == fixtureRows.length)
       assert(exec.metrics("numBatches").value >= fixtureRows.length / 100)
-    } finally spark.conf.unset(TreescoreConf.BatchRows)
+    } finally spark.conf.unset(TreescoreConf.BatchRows.key)
   }
 
   test("features may be arbitrary numeric expressions of any numeric type") {

@@ -31,8 +31,8 @@ class ModelBroadcastSuite extends SparkSuite {
   }
 
   private def withThreshold[T](value: String)(body: => T): T = {
-    spark.conf.set(TreescoreConf.BroadcastThresholdBytes, value)
-    try body finally spark.conf.unset(TreescoreConf.BroadcastThresholdBytes)
+    spark.conf.set(TreescoreConf.BroadcastThresholdBytes.key, value)
+    try body finally spark.conf.unset(TreescoreConf.BroadcastThresholdBytes.key)
   }
 
   test("a model over the threshold is broadcast: the plan no longer carries its text, and scores do not change") {
@@ -77,7 +77,7 @@ class ModelBroadcastSuite extends SparkSuite {
   test("a bad threshold names the setting") {
     withThreshold("lots") {
       val e = intercept[IllegalArgumentException](fixtureFrame.select(score(TreeModel.fromString(regressionModel.text))).collect())
-      assert(e.getMessage == s"${TreescoreConf.BroadcastThresholdBytes} must be a size such as 100m or 1048576, got 'lots'")
+      assert(e.getMessage == s"${TreescoreConf.BroadcastThresholdBytes.key} must be a size such as 100m or 1048576, got 'lots'")
     }
   }
 
@@ -91,7 +91,7 @@ class ModelBroadcastSuite extends SparkSuite {
     val session = SparkSession.builder().master("local[2]").appName("next")
       .config("spark.sql.extensions", classOf[TreescoreExtensions].getName)
       .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-      .config("spark.driver.bindAddress", "127.0.0.1").config(TreescoreConf.BroadcastThresholdBytes, "0")
+      .config("spark.driver.bindAddress", "127.0.0.1").config(TreescoreConf.BroadcastThresholdBytes.key, "0")
       .getOrCreate()
     try {
       assert(agrees(model, session))

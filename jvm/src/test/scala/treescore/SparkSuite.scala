@@ -71,8 +71,8 @@ trait SparkSuite extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSparkPl
 
   /** Runs `body` with the batching rule off, so score calls are evaluated row at a time. */
   def withBatchingDisabled[T](body: => T): T = {
-    spark.conf.set(TreescoreConf.BatchEnabled, "false")
-    try body finally spark.conf.unset(TreescoreConf.BatchEnabled)
+    spark.conf.set(TreescoreConf.BatchEnabled.key, "false")
+    try body finally spark.conf.unset(TreescoreConf.BatchEnabled.key)
   }
 
   /** Runs `body`; also returns how many row-at-a-time scorers it opened and how many it left open. */

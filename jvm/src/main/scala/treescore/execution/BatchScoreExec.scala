@@ -29,12 +29,12 @@ case class BatchScoreExec(scores: Seq[BatchableScore], resultAttrs: Seq[Attribut
     "escalatedRows" -> SQLMetrics.createMetric(sparkContext, "rows escalated by cascades"))
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val batchRows = TreescoreConf.batchRows(conf)
-    val nativeThreads = TreescoreConf.nativeThreads(conf)
+    val batchRows = TreescoreConf.BatchRows.from(conf)
+    val nativeThreads = TreescoreConf.NativeThreads.from(conf)
     val inputSchema = child.output
     val allMetrics = metrics
     // On the driver, before the plan is serialized: large models go as broadcasts, not in the plan.
-    val broadcastThreshold = TreescoreConf.broadcastThresholdBytes(conf)
+    val broadcastThreshold = TreescoreConf.BroadcastThresholdBytes.from(conf)
     scores.flatMap(_.models).distinct.foreach(_.shipIfLarge(sparkContext, broadcastThreshold))
     child.execute().mapPartitions({ rows =>
       // Opened with the first batch, so empty partitions lease no models and allocate nothing.

@@ -5,6 +5,8 @@ import scala.collection.mutable
 import org.apache.spark.SparkEnv
 import org.slf4j.LoggerFactory
 
+import treescore.TreescoreConf
+
 /**
  * The executor-side cache: one native model per (content hash, iteration range) per JVM,
  * shared by every task that scores with it, within a byte budget.
@@ -16,8 +18,6 @@ import org.slf4j.LoggerFactory
  * estimated by the length of its text, which is close to what LightGBM keeps in memory.
  */
 object ModelCache {
-  val MaxBytesKey = "spark.treescore.cache.maxBytes"
-  private val DefaultMaxBytes = 2L << 30
   // One INFO line per native parse lets operators (and the cluster test) see that each executor
   // parses a model once, however many tasks share it.
   private val log = LoggerFactory.getLogger(getClass.getName.stripSuffix("$"))
@@ -85,15 +85,8 @@ object ModelCache {
     }
   }
 
-  private def maxBytes: Long = budgetOverride.getOrElse(
-    Option(SparkEnv.get).flatMap(env => env.conf.getOption(MaxBytesKey)).map(parseBytes).getOrElse(DefaultMaxBytes))
-
-  private def parseBytes(raw: String): Long =
-    try org.apache.spark.network.util.JavaUtils.byteStringAsBytes(raw)
-    catch {
-      case _: NumberFormatException =>
-        throw new IllegalArgumentException(s"$MaxBytesKey must be a size such as 512m or 2g, got '$raw'")
-    }
+  private def maxBytes: Long =
+    budgetOverride.getOrElse(TreescoreConf.CacheMaxBytes.read(Option(SparkEnv.get).flatMap(_.conf.getOption(TreescoreConf.CacheMaxBytes.key))))
 
   /** Leases held right now, over all models; each task scorer returns its own when it closes. */
   def leasesHeld: Int = synchronized(entries.valuesIterator.map(_.users).sum)

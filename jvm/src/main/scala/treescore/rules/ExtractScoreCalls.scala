@@ -33,7 +33,7 @@ import treescore.expressions.BatchableScore
 case class ExtractScoreCalls(session: SparkSession) extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan match {
-    case _ if !TreescoreConf.batchEnabled(session.sessionState.conf) => plan
+    case _ if !TreescoreConf.BatchEnabled.from(session.sessionState.conf) => plan
     case s: Subquery if s.correlated => plan
     case _ => plan.transformUp {
       case batch: BatchScore => batch

@@ -2,6 +2,7 @@ package treescore.sql
 
 import org.apache.spark.sql.SparkSession
 
+import treescore.TreescoreConf
 import treescore.ensemble.{ModelScorer, Scorable}
 import treescore.model.TreeModel
 
@@ -18,7 +19,7 @@ import treescore.model.TreeModel
  * registered in memory wins over the conf.
  */
 object ModelRegistry {
-  val ConfPrefix = "spark.treescore.model."
+  import TreescoreConf.{ModelNamePrefix => ConfPrefix}
 
   // Weak keys: a stopped, unreferenced session takes its models with it.
   private val bySession = new java.util.WeakHashMap[SparkSession, Map[String, Scorable]]()
