@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../src/booster.h"
+#include "../src/engine/exact_scorer.h"
 #include "../src/lightgbm_error.h"
 
 namespace py = pybind11;
@@ -43,6 +44,28 @@ py::array_t<double> Predict(const Booster& booster,
   return out;
 }
 
+py::array_t<double> EnginePredict(const treescore::engine::ExactScorer& scorer,
+                                  py::array_t<double, py::array::c_style | py::array::forcecast> rows,
+                                  const std::string& kind_name, int start_iteration, int num_iterations) {
+  if (rows.ndim() != 2) throw py::value_error("rows must be a 2-d array");
+  const PredictKind kind = KindFromName(kind_name);
+  if (kind == PredictKind::kContrib) throw py::value_error("treescore's engine does not compute contributions yet");
+  const treescore::engine::Iterations iterations{start_iteration, num_iterations};
+  const int64_t num_rows = rows.shape(0);
+  const int num_cols = static_cast<int>(rows.shape(1));
+  const int64_t per_row = kind == PredictKind::kLeaf ? scorer.LeafOutputsPerRow(iterations) : scorer.RawOutputsPerRow();
+  py::array_t<double> out({static_cast<py::ssize_t>(num_rows), static_cast<py::ssize_t>(per_row)});
+  const double* in_data = rows.data();
+  double* out_data = out.mutable_data();
+  {
+    py::gil_scoped_release release;
+    if (kind == PredictKind::kLeaf) scorer.PredictLeaf(in_data, num_rows, num_cols, iterations, out_data);
+    else if (kind == PredictKind::kRaw) scorer.PredictRaw(in_data, num_rows, num_cols, iterations, out_data);
+    else scorer.Predict(in_data, num_rows, num_cols, iterations, out_data);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
@@ -57,4 +80,14 @@ PYBIND11_MODULE(_native, m) {
       .def("predict", &Predict, py::arg("rows"), py::arg("kind") = "prediction", py::arg("start_iteration") = 0,
            py::arg("num_iterations") = -1, py::arg("num_threads") = 1,
            "Scores a 2-d float64 array; returns an array of shape (rows, outputs per row).");
+
+  // std::invalid_argument (a model the engine cannot read or evaluate) becomes ValueError.
+  py::class_<treescore::engine::ExactScorer>(m, "ExactScorer")
+      .def(py::init([](const std::string& text) {
+             return treescore::engine::ExactScorer(treescore::engine::Forest::Parse(text));
+           }),
+           py::arg("model_text"), "treescore's own exact evaluator, built from LightGBM's text format.")
+      .def("predict", &EnginePredict, py::arg("rows"), py::arg("kind") = "prediction", py::arg("start_iteration") = 0,
+           py::arg("num_iterations") = -1,
+           "Scores a 2-d float64 array without LightGBM; bit-identical to Booster.predict.");
 }

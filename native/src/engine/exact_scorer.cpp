@@ -1,0 +1,163 @@
+#include "exact_scorer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+namespace treescore {
+namespace engine {
+namespace {
+
+// LightGBM's kZeroThreshold is the float literal 1e-35f, widened to double.
+constexpr double kZeroThreshold = static_cast<double>(1e-35f);
+
+bool IsZero(double value) { return value >= -kZeroThreshold && value <= kZeroThreshold; }
+
+int NumericalChild(const Tree& tree, int node, double value) {
+  const uint8_t decision = tree.decision_type[node];
+  const auto missing = static_cast<MissingType>((decision >> 2) & 3);
+  if (std::isnan(value) && missing != MissingType::kNaN) value = 0.0;
+  if ((missing == MissingType::kZero && IsZero(value)) || (missing == MissingType::kNaN && std::isnan(value))) {
+    return (decision & kDefaultLeftMask) ? tree.left_child[node] : tree.right_child[node];
+  }
+  return value <= tree.threshold[node] ? tree.left_child[node] : tree.right_child[node];
+}
+
+int CategoricalChild(const Tree& tree, int node, double value) {
+  // NaN goes right. LightGBM truncates the value to int; on x86 a value outside int's range
+  // becomes INT_MIN, which is negative and goes right too, as does any value <= -1.
+  if (std::isnan(value) || value <= -1.0 || value >= 2147483648.0) return tree.right_child[node];
+  const int category = static_cast<int>(value);
+  const int split = static_cast<int>(tree.threshold[node]);
+  const int first = tree.cat_boundaries[split];
+  const int words = tree.cat_boundaries[split + 1] - first;
+  const int word = category / 32;
+  if (word < words && ((tree.cat_threshold[first + word] >> (category % 32)) & 1u)) return tree.left_child[node];
+  return tree.right_child[node];
+}
+
+double Sigmoid(double sigmoid, double x) { return 1.0 / (1.0 + std::exp(-sigmoid * x)); }
+
+}  // namespace
+
+double AsLightGbmReadsIt(double value) {
+  return (std::fabs(value) > kZeroThreshold || std::isnan(value)) ? value : 0.0;
+}
+
+int LeafOf(const Tree& tree, const double* row) {
+  if (tree.num_leaves <= 1) return 0;
+  int node = 0;
+  while (node >= 0) {
+    const double value = row[tree.split_feature[node]];
+    node = (tree.decision_type[node] & kCategoricalMask) ? CategoricalChild(tree, node, value)
+                                                         : NumericalChild(tree, node, value);
+  }
+  return ~node;
+}
+
+void ExactScorer::Range(Iterations iterations, int* first, int* count) const {
+  const int total = forest_.num_iterations();
+  *first = std::min(std::max(iterations.start, 0), total);
+  const int remaining = total - *first;
+  *count = (iterations.count <= 0 || iterations.count > remaining) ? remaining : iterations.count;
+}
+
+int64_t ExactScorer::LeafOutputsPerRow(Iterations iterations) const {
+  int first = 0, count = 0;
+  Range(iterations, &first, &count);
+  return static_cast<int64_t>(count) * forest_.trees_per_iteration;
+}
+
+void ExactScorer::PredictRaw(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
+                             double* out) const {
+  if (num_cols < forest_.num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
+  int first = 0, count = 0;
+  Range(iterations, &first, &count);
+  const int per_iteration = forest_.trees_per_iteration;
+  const int classes = forest_.num_classes;
+  std::vector<double> row(static_cast<size_t>(num_cols));
+  for (int64_t r = 0; r < num_rows; ++r) {
+    const double* in = rows + r * num_cols;
+    for (int j = 0; j < num_cols; ++j) row[j] = AsLightGbmReadsIt(in[j]);
+    double* scores = out + r * classes;
+    for (int k = 0; k < classes; ++k) scores[k] = 0.0;
+    for (int i = first; i < first + count; ++i) {  // a left fold in iteration order, per class
+      for (int k = 0; k < per_iteration; ++k) {
+        const Tree& tree = forest_.trees[static_cast<size_t>(i) * per_iteration + k];
+        scores[k] += tree.leaf_value[LeafOf(tree, row.data())];
+      }
+    }
+  }
+}
+
+void ExactScorer::Transform(double* scores) const {
+  switch (forest_.transform) {
+    case engine::Transform::kIdentity:
+      return;
+    case engine::Transform::kSigmoid:
+      for (int k = 0; k < forest_.num_classes; ++k) scores[k] = Sigmoid(forest_.sigmoid, scores[k]);
+      return;
+    case engine::Transform::kLog1pExp:
+      scores[0] = std::log1p(std::exp(scores[0]));
+      return;
+    case engine::Transform::kExp:
+      scores[0] = std::exp(scores[0]);
+      return;
+    case engine::Transform::kSignedSquare: {
+      const double x = scores[0];
+      const double sign = static_cast<double>((x > 0.0) - (x < 0.0));
+      scores[0] = sign * x * x;
+      return;
+    }
+    case engine::Transform::kSoftmax: {
+      const int n = forest_.num_classes;
+      double largest = scores[0];
+      for (int k = 0; k < n; ++k) largest = std::max(scores[k], largest);
+      double sum = 0.0;
+      for (int k = 0; k < n; ++k) {
+        scores[k] = std::exp(scores[k] - largest);
+        sum += scores[k];
+      }
+      for (int k = 0; k < n; ++k) scores[k] /= sum;
+      return;
+    }
+  }
+}
+
+void ExactScorer::Predict(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
+                          double* out) const {
+  PredictRaw(rows, num_rows, num_cols, iterations, out);
+  int first = 0, count = 0;
+  Range(iterations, &first, &count);
+  const int classes = forest_.num_classes;
+  for (int64_t r = 0; r < num_rows; ++r) {
+    double* scores = out + r * classes;
+    // Random forests average their trees in predictions only, never in raw scores, as LightGBM
+    // does; an empty range divides 0 by 0, giving NaN, as there.
+    if (forest_.average_output) {
+      for (int k = 0; k < classes; ++k) scores[k] /= count;
+    }
+    Transform(scores);
+  }
+}
+
+void ExactScorer::PredictLeaf(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
+                              double* out) const {
+  if (num_cols < forest_.num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
+  int first = 0, count = 0;
+  Range(iterations, &first, &count);
+  const int64_t per_row = LeafOutputsPerRow(iterations);
+  std::vector<double> row(static_cast<size_t>(num_cols));
+  for (int64_t r = 0; r < num_rows; ++r) {
+    const double* in = rows + r * num_cols;
+    for (int j = 0; j < num_cols; ++j) row[j] = AsLightGbmReadsIt(in[j]);
+    const size_t first_tree = static_cast<size_t>(first) * forest_.trees_per_iteration;
+    for (int64_t t = 0; t < per_row; ++t) {
+      out[r * per_row + t] = LeafOf(forest_.trees[first_tree + static_cast<size_t>(t)], row.data());
+    }
+  }
+}
+
+}  // namespace engine
+}  // namespace treescore

@@ -1,0 +1,51 @@
+// treescore's exact evaluator: scores a dense row-major batch the way LightGBM's predictor does,
+// bit for bit, without LightGBM. This is the portable scalar path: a node walk per tree with
+// LightGBM's decision rules, trees summed per class as a left fold in iteration order, the
+// objective's transform applied last through the same libm. Faster layouts build on it.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "forest.h"
+
+namespace treescore {
+namespace engine {
+
+struct Iterations {
+  int start = 0;
+  int count = -1;  // <= 0: every iteration from start on
+};
+
+class ExactScorer {
+ public:
+  explicit ExactScorer(Forest forest) : forest_(std::move(forest)) {}
+
+  const Forest& forest() const { return forest_; }
+
+  // Doubles written per row: num_classes for raw and prediction, one leaf index per used tree for leaf.
+  int64_t RawOutputsPerRow() const { return forest_.num_classes; }
+  int64_t LeafOutputsPerRow(Iterations iterations) const;
+
+  // rows: num_rows x num_cols doubles, row after row; NaN is missing. out: num_rows x outputs.
+  void PredictRaw(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, double* out) const;
+  void Predict(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, double* out) const;
+  void PredictLeaf(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, double* out) const;
+
+ private:
+  // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
+  void Range(Iterations iterations, int* first, int* count) const;
+  void Transform(double* scores) const;
+
+  Forest forest_;
+};
+
+// LightGBM's C API reads a dense row into (index, value) pairs and keeps only values with
+// |v| > kZeroThreshold or NaN; everything else (+-0, subnormals, 1e-36) reaches the trees as +0.0.
+double AsLightGbmReadsIt(double value);
+
+// The leaf a row reaches in one tree.
+int LeafOf(const Tree& tree, const double* row);
+
+}  // namespace engine
+}  // namespace treescore

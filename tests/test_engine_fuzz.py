@@ -1,0 +1,64 @@
+"""Differential fuzzing of treescore's own exact evaluator against lightgbm.Booster.predict of
+the pinned release: trained models of every shape the loader test uses, scored on random rows
+full of what breaks evaluators (NaN, +-0, +-inf, subnormals, the neighbours of LightGBM's zero
+threshold, every split threshold and its neighbours one ulp away, odd categorical codes), every
+output kind the engine computes and iteration ranges, compared bit for bit."""
+import zlib
+
+import numpy as np
+import pytest
+
+from conftest import assert_same_bits
+from test_model_shapes import SHAPES, scoring_rows, train
+from treescore import _native
+
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-35, -1e-35, float(np.float32(1e-35)),
+                    np.nextafter(float(np.float32(1e-35)), 1), np.nextafter(float(np.float32(1e-35)), 0),
+                    5e-324, -5e-324, 2.2e-308, 1e300, -1e300, 2 ** 31, -2 ** 31 - 1.0, 0.5, -0.99])
+
+
+def fuzz_rows(booster, categories: int, seed: int) -> np.ndarray:
+    """The shape test's rows, then rows where every value is drawn from SPECIAL or the model's thresholds."""
+    base = scoring_rows(booster, categories)
+    rng = np.random.default_rng(seed)
+    pool = np.concatenate([SPECIAL, base[np.isfinite(base)][:2_000]])
+    wild = rng.choice(pool, size=(4_000, base.shape[1]))
+    return np.vstack([base, wild])
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_engine_equals_lightgbm_bit_for_bit(name):
+    booster = train(name)
+    x = fuzz_rows(booster, SHAPES[name][1], seed=zlib.crc32(name.encode()))
+    engine = _native.ExactScorer(booster.model_to_string())
+    total = booster.num_trees() // booster.num_model_per_iteration()
+    for kind, args in (("prediction", {}), ("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True})):
+        expected = booster.predict(x, **args)
+        assert_same_bits(engine.predict(x, kind).reshape(expected.shape), expected, f"{name} {kind}")
+        for start, count in ((1, 3), (total // 2, -1), (total + 5, 2)):
+            expected = booster.predict(x, start_iteration=start, num_iteration=count, **args)
+            got = engine.predict(x, kind, start_iteration=start, num_iterations=count)
+            assert_same_bits(got.reshape(expected.shape), expected, f"{name} {kind} iterations {start}+{count}")
+
+
+def test_the_zero_threshold_is_the_float_literal_widened():
+    """1e-35 itself is at or below kZeroThreshold (1e-35f widened), so LightGBM reads it as +0.0."""
+    booster = train("zero_as_missing")
+    engine = _native.ExactScorer(booster.model_to_string())
+    t = float(np.float32(1e-35))
+    x = np.zeros((4, 6))
+    x[:, 0] = [t, np.nextafter(t, 1), -t, np.nextafter(-t, -1)]
+    assert_same_bits(engine.predict(x, "raw").ravel(), booster.predict(x, raw_score=True))
+
+
+def test_the_engine_refuses_linear_trees_and_contributions():
+    import lightgbm as lgb
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2_000, 3))
+    linear = lgb.train({"objective": "regression", "linear_tree": True, "verbose": -1}, lgb.Dataset(x, x[:, 0]), 3)
+    with pytest.raises(ValueError, match="linear tree"):
+        _native.ExactScorer(linear.model_to_string())
+    plain = lgb.train({"objective": "regression", "verbose": -1}, lgb.Dataset(x, x[:, 0]), 3)
+    with pytest.raises(ValueError, match="contributions"):
+        _native.ExactScorer(plain.model_to_string()).predict(x, "contrib")
