@@ -9,6 +9,7 @@ fail on purpose still writes every row exactly once, with the same scores.
 """
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import treescore
 from conftest import FEATURE_NAMES, assert_same_bits, features, train
 from standalone_cluster import Daemon, StandaloneCluster, free_port, http_json, kill_processes_in
 
@@ -202,8 +204,9 @@ def test_cluster_scores_equal_local_mode_with_one_parse_per_executor(wheel_venv,
     for name, text in logs.items():
         # The jar arrived the way Spark ships spark.jars, not on the executor's class path ...
         command = next(line for line in text.splitlines() if line.startswith("Spark Executor Command"))
-        assert "treescore.jar" not in command, command
-        assert re.search(r"Fetching spark://127\.0\.0\.1:\d+/jars/treescore\.jar", text), text[-4000:]
+        jar = os.path.basename(treescore.jar_path())  # the jar for this Spark line
+        assert jar not in command, command
+        assert re.search(rf"Fetching spark://127\.0\.0\.1:\d+/jars/{re.escape(jar)}", text), text[-4000:]
         # ... and the native libraries were loaded from that copy of the jar, in the executor's folder.
         loaded = re.search(r"treescore: loaded native libraries .*libtreescore_jni\.so .* from (\S+)", text)
         assert loaded, text[-4000:]

@@ -147,6 +147,10 @@ def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster,
         _wait_for_port(port, server, log_path)
         out = str(tmp_path / "client.json")
         client_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SPARK_HOME")}
+        # pyspark-client 4.2.0 looks for a Spark installation when pyspark.sql.connect is first
+        # imported (its dependency check imports pyspark.testing, which calls _find_spark_home)
+        # and exits without one; any existing folder satisfies it, and nothing is read from it.
+        client_env["SPARK_HOME"] = os.path.join(os.path.dirname(os.path.dirname(python)), "lib")
         done = subprocess.run([python, "-c", CLIENT_SCRIPT, f"sc://127.0.0.1:{port}", data, model_file, text_file, out],
                               cwd=str(tmp_path), capture_output=True, text=True, timeout=600, env=client_env)
         assert done.returncode == 0 and "CONNECT-OK" in done.stdout, done.stdout + done.stderr
