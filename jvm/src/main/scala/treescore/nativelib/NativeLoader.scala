@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory
  */
 object NativeLoader {
 
-  /** The platform folder name, e.g. `linux/x86_64`; the build (build.sbt) uses the same. */
+  /** The platform folder name, e.g. `linux/x86_64`; the build (project/SparkLines.scala) derives the same. */
   val platform: String = {
     val os = sys.props("os.name").toLowerCase match {
       case n if n.contains("linux") => "linux"
