@@ -26,11 +26,17 @@ def fuzz_rows(booster, categories: int, seed: int) -> np.ndarray:
     return np.vstack([base, wild])
 
 
-@pytest.mark.parametrize("name", list(SHAPES))
-def test_engine_equals_lightgbm_bit_for_bit(name):
+def layouts(name: str):
+    """Every layout the model fits: the node walk always, QuickScorer up to 64 leaves per tree."""
+    return ["node walk"] + (["quickscorer"] if SHAPES[name][0].get("num_leaves", 31) <= 64 else [])
+
+
+@pytest.mark.parametrize("name, layout", [(n, layout) for n in SHAPES for layout in layouts(n)])
+def test_engine_equals_lightgbm_bit_for_bit(name, layout):
     booster = train(name)
     x = fuzz_rows(booster, SHAPES[name][1], seed=zlib.crc32(name.encode()))
-    engine = _native.ExactScorer(booster.model_to_string())
+    engine = _native.ExactScorer(booster.model_to_string(), layout)
+    assert engine.layout == layout
     total = booster.num_trees() // booster.num_model_per_iteration()
     for kind, args in (("prediction", {}), ("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True})):
         expected = booster.predict(x, **args)
@@ -49,6 +55,14 @@ def test_the_zero_threshold_is_the_float_literal_widened():
     x = np.zeros((4, 6))
     x[:, 0] = [t, np.nextafter(t, 1), -t, np.nextafter(-t, -1)]
     assert_same_bits(engine.predict(x, "raw").ravel(), booster.predict(x, raw_score=True))
+
+
+def test_auto_picks_quickscorer_up_to_64_leaves_and_the_node_walk_beyond():
+    assert _native.ExactScorer(train("regression").model_to_string()).layout == "quickscorer"
+    wide = train("255_leaves_deep").model_to_string()
+    assert _native.ExactScorer(wide).layout == "node walk"
+    with pytest.raises(ValueError, match="more than 64 leaves"):
+        _native.ExactScorer(wide, "quickscorer")
 
 
 def test_the_engine_refuses_linear_trees_and_contributions():

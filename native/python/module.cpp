@@ -83,10 +83,17 @@ PYBIND11_MODULE(_native, m) {
 
   // std::invalid_argument (a model the engine cannot read or evaluate) becomes ValueError.
   py::class_<treescore::engine::ExactScorer>(m, "ExactScorer")
-      .def(py::init([](const std::string& text) {
-             return treescore::engine::ExactScorer(treescore::engine::Forest::Parse(text));
+      .def(py::init([](const std::string& text, const std::string& layout) {
+             using treescore::engine::Layout;
+             const Layout chosen = layout == "auto" ? Layout::kAuto
+                                   : layout == "node walk" ? Layout::kNodeWalk
+                                   : layout == "quickscorer" ? Layout::kQuickScorer
+                                   : throw py::value_error("layout must be auto, node walk or quickscorer; got '" + layout + "'");
+             return std::make_unique<treescore::engine::ExactScorer>(treescore::engine::Forest::Parse(text), chosen);
            }),
-           py::arg("model_text"), "treescore's own exact evaluator, built from LightGBM's text format.")
+           py::arg("model_text"), py::arg("layout") = "auto",
+           "treescore's own exact evaluator, built from LightGBM's text format.")
+      .def_property_readonly("layout", &treescore::engine::ExactScorer::layout_name)
       .def("predict", &EnginePredict, py::arg("rows"), py::arg("kind") = "prediction", py::arg("start_iteration") = 0,
            py::arg("num_iterations") = -1,
            "Scores a 2-d float64 array without LightGBM; bit-identical to Booster.predict.");

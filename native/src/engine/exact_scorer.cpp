@@ -41,6 +41,21 @@ double Sigmoid(double sigmoid, double x) { return 1.0 / (1.0 + std::exp(-sigmoid
 
 }  // namespace
 
+ExactScorer::ExactScorer(Forest forest, Layout layout) : forest_(std::make_shared<const Forest>(std::move(forest))) {
+  const bool fits = QuickScorer::Fits(*forest_);
+  if (layout == Layout::kQuickScorer && !fits) throw std::invalid_argument("a tree has more than 64 leaves");
+  if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) quick_ = std::make_unique<QuickScorer>(forest_);
+}
+
+void ExactScorer::Leaves(const double* row, size_t first_tree, size_t num_trees, int* leaves,
+                         std::vector<uint64_t>* scratch) const {
+  if (quick_) {
+    quick_->ExitLeaves(row, first_tree, num_trees, leaves, scratch);
+    return;
+  }
+  for (size_t i = 0; i < num_trees; ++i) leaves[i] = LeafOf(forest_->trees[first_tree + i], row);
+}
+
 double AsLightGbmReadsIt(double value) {
   return (std::fabs(value) > kZeroThreshold || std::isnan(value)) ? value : 0.0;
 }
@@ -57,7 +72,7 @@ int LeafOf(const Tree& tree, const double* row) {
 }
 
 void ExactScorer::Range(Iterations iterations, int* first, int* count) const {
-  const int total = forest_.num_iterations();
+  const int total = forest_->num_iterations();
   *first = std::min(std::max(iterations.start, 0), total);
   const int remaining = total - *first;
   *count = (iterations.count <= 0 || iterations.count > remaining) ? remaining : iterations.count;
@@ -66,37 +81,42 @@ void ExactScorer::Range(Iterations iterations, int* first, int* count) const {
 int64_t ExactScorer::LeafOutputsPerRow(Iterations iterations) const {
   int first = 0, count = 0;
   Range(iterations, &first, &count);
-  return static_cast<int64_t>(count) * forest_.trees_per_iteration;
+  return static_cast<int64_t>(count) * forest_->trees_per_iteration;
 }
 
 void ExactScorer::PredictRaw(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
                              double* out) const {
-  if (num_cols < forest_.num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
+  if (num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
   int first = 0, count = 0;
   Range(iterations, &first, &count);
-  const int per_iteration = forest_.trees_per_iteration;
-  const int classes = forest_.num_classes;
+  const int per_iteration = forest_->trees_per_iteration;
+  const int classes = forest_->num_classes;
+  const size_t first_tree = static_cast<size_t>(first) * per_iteration;
+  const size_t num_trees = static_cast<size_t>(count) * per_iteration;
   std::vector<double> row(static_cast<size_t>(num_cols));
+  std::vector<int> leaves(num_trees);
+  std::vector<uint64_t> scratch = NewScratch();
   for (int64_t r = 0; r < num_rows; ++r) {
     const double* in = rows + r * num_cols;
     for (int j = 0; j < num_cols; ++j) row[j] = AsLightGbmReadsIt(in[j]);
+    Leaves(row.data(), first_tree, num_trees, leaves.data(), &scratch);
     double* scores = out + r * classes;
     for (int k = 0; k < classes; ++k) scores[k] = 0.0;
-    for (int i = first; i < first + count; ++i) {  // a left fold in iteration order, per class
+    for (int i = 0; i < count; ++i) {  // a left fold in iteration order, per class
       for (int k = 0; k < per_iteration; ++k) {
-        const Tree& tree = forest_.trees[static_cast<size_t>(i) * per_iteration + k];
-        scores[k] += tree.leaf_value[LeafOf(tree, row.data())];
+        const size_t t = static_cast<size_t>(i) * per_iteration + k;
+        scores[k] += forest_->trees[first_tree + t].leaf_value[leaves[t]];
       }
     }
   }
 }
 
 void ExactScorer::Transform(double* scores) const {
-  switch (forest_.transform) {
+  switch (forest_->transform) {
     case engine::Transform::kIdentity:
       return;
     case engine::Transform::kSigmoid:
-      for (int k = 0; k < forest_.num_classes; ++k) scores[k] = Sigmoid(forest_.sigmoid, scores[k]);
+      for (int k = 0; k < forest_->num_classes; ++k) scores[k] = Sigmoid(forest_->sigmoid, scores[k]);
       return;
     case engine::Transform::kLog1pExp:
       scores[0] = std::log1p(std::exp(scores[0]));
@@ -111,7 +131,7 @@ void ExactScorer::Transform(double* scores) const {
       return;
     }
     case engine::Transform::kSoftmax: {
-      const int n = forest_.num_classes;
+      const int n = forest_->num_classes;
       double largest = scores[0];
       for (int k = 0; k < n; ++k) largest = std::max(scores[k], largest);
       double sum = 0.0;
@@ -130,12 +150,12 @@ void ExactScorer::Predict(const double* rows, int64_t num_rows, int num_cols, It
   PredictRaw(rows, num_rows, num_cols, iterations, out);
   int first = 0, count = 0;
   Range(iterations, &first, &count);
-  const int classes = forest_.num_classes;
+  const int classes = forest_->num_classes;
   for (int64_t r = 0; r < num_rows; ++r) {
     double* scores = out + r * classes;
     // Random forests average their trees in predictions only, never in raw scores, as LightGBM
     // does; an empty range divides 0 by 0, giving NaN, as there.
-    if (forest_.average_output) {
+    if (forest_->average_output) {
       for (int k = 0; k < classes; ++k) scores[k] /= count;
     }
     Transform(scores);
@@ -144,18 +164,19 @@ void ExactScorer::Predict(const double* rows, int64_t num_rows, int num_cols, It
 
 void ExactScorer::PredictLeaf(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
                               double* out) const {
-  if (num_cols < forest_.num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
+  if (num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
   int first = 0, count = 0;
   Range(iterations, &first, &count);
   const int64_t per_row = LeafOutputsPerRow(iterations);
+  const size_t first_tree = static_cast<size_t>(first) * forest_->trees_per_iteration;
   std::vector<double> row(static_cast<size_t>(num_cols));
+  std::vector<int> leaves(static_cast<size_t>(per_row));
+  std::vector<uint64_t> scratch = NewScratch();
   for (int64_t r = 0; r < num_rows; ++r) {
     const double* in = rows + r * num_cols;
     for (int j = 0; j < num_cols; ++j) row[j] = AsLightGbmReadsIt(in[j]);
-    const size_t first_tree = static_cast<size_t>(first) * forest_.trees_per_iteration;
-    for (int64_t t = 0; t < per_row; ++t) {
-      out[r * per_row + t] = LeafOf(forest_.trees[first_tree + static_cast<size_t>(t)], row.data());
-    }
+    Leaves(row.data(), first_tree, leaves.size(), leaves.data(), &scratch);
+    for (int64_t t = 0; t < per_row; ++t) out[r * per_row + t] = leaves[static_cast<size_t>(t)];
   }
 }
 

@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "forest.h"
+#include "quick_scorer.h"
 
 namespace treescore {
 namespace engine {
@@ -17,14 +20,23 @@ struct Iterations {
   int count = -1;  // <= 0: every iteration from start on
 };
 
+// How the trees are evaluated; every layout gives the same bits.
+enum class Layout {
+  kAuto,         // QuickScorer where every tree has at most 64 leaves, the node walk otherwise
+  kNodeWalk,     // each row walks each tree from the root
+  kQuickScorer,  // per-feature threshold scans over leaf bitsets (trees of at most 64 leaves)
+};
+
 class ExactScorer {
  public:
-  explicit ExactScorer(Forest forest) : forest_(std::move(forest)) {}
+  ExactScorer(Forest forest, Layout layout);
 
-  const Forest& forest() const { return forest_; }
+  const Forest& forest() const { return *forest_; }
+  // The layout in use: "quickscorer" or "node walk".
+  std::string layout_name() const { return quick_ ? "quickscorer" : "node walk"; }
 
   // Doubles written per row: num_classes for raw and prediction, one leaf index per used tree for leaf.
-  int64_t RawOutputsPerRow() const { return forest_.num_classes; }
+  int64_t RawOutputsPerRow() const { return forest_->num_classes; }
   int64_t LeafOutputsPerRow(Iterations iterations) const;
 
   // rows: num_rows x num_cols doubles, row after row; NaN is missing. out: num_rows x outputs.
@@ -36,8 +48,13 @@ class ExactScorer {
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(Iterations iterations, int* first, int* count) const;
   void Transform(double* scores) const;
+  // The leaf each tree of [first_tree, first_tree + num_trees) gives `row` (already read as
+  // LightGBM reads it); `scratch` is the layout's working space, reused across rows.
+  void Leaves(const double* row, size_t first_tree, size_t num_trees, int* leaves, std::vector<uint64_t>* scratch) const;
+  std::vector<uint64_t> NewScratch() const { return quick_ ? quick_->NewScratch() : std::vector<uint64_t>(); }
 
-  Forest forest_;
+  std::shared_ptr<const Forest> forest_;
+  std::unique_ptr<QuickScorer> quick_;
 };
 
 // LightGBM's C API reads a dense row into (index, value) pairs and keeps only values with

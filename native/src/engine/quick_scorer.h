@@ -1,0 +1,66 @@
+// QuickScorer (Lucchese et al., SIGIR 2015) for forests whose trees have at most 64 leaves:
+// instead of walking each tree, every tree keeps a 64-bit set of the leaves a row can still
+// reach, in left-to-right order. For each feature, the nodes whose test sends the row right clear
+// their left subtree's leaves from their tree's set; the exit leaf is the lowest leaf left. The
+// nodes on a feature are sorted by threshold, so a row finds them with one scan per feature.
+//
+// Exactness: a node's direction is LightGBM's (see exact_scorer.cpp). For ordinary values that is
+// `x > threshold` goes right. A NaN and a zero go where the node's missing type sends them, the
+// same for every row, so each feature keeps the list of nodes that send a NaN right and the list
+// that send a zero right. Categorical nodes are tested one by one. Leaf values are then summed
+// per class in iteration order, exactly as the node walk does.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "forest.h"
+
+namespace treescore {
+namespace engine {
+
+class QuickScorer {
+ public:
+  // Whether every tree of `forest` fits (at most 64 leaves).
+  static bool Fits(const Forest& forest);
+  explicit QuickScorer(std::shared_ptr<const Forest> forest);
+
+  // Scratch space for ExitLeaves, one per thread: a leaf set per tree.
+  std::vector<uint64_t> NewScratch() const { return std::vector<uint64_t>(all_leaves_.size()); }
+
+  // For each tree t of [first_tree, first_tree + num_trees), the LightGBM leaf index a row
+  // (already read as LightGBM reads it) reaches, into leaves[t - first_tree].
+  void ExitLeaves(const double* row, size_t first_tree, size_t num_trees, int* leaves,
+                  std::vector<uint64_t>* scratch) const;
+
+ private:
+  struct Mask {
+    uint32_t tree;
+    uint64_t keep;  // the leaves still reachable once this node sends the row right
+  };
+  struct Threshold {
+    double value;
+    Mask mask;
+  };
+  struct CategoricalNode {
+    uint32_t tree;
+    int node;
+    uint64_t keep;
+  };
+  struct FeatureNodes {
+    std::vector<Threshold> by_threshold;  // ascending
+    std::vector<Mask> right_when_nan;
+    std::vector<Mask> right_when_zero;
+    std::vector<CategoricalNode> categorical;
+  };
+
+  std::shared_ptr<const Forest> forest_;
+  std::vector<FeatureNodes> features_;
+  std::vector<int> split_features_;                  // the features some node splits on
+  std::vector<uint64_t> all_leaves_;                 // per tree: every leaf
+  std::vector<std::vector<int>> leaf_by_position_;   // per tree: left-to-right position -> leaf index
+};
+
+}  // namespace engine
+}  // namespace treescore
