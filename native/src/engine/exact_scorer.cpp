@@ -47,13 +47,21 @@ ExactScorer::ExactScorer(Forest forest, Layout layout) : forest_(std::make_share
   if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) quick_ = std::make_unique<QuickScorer>(forest_);
 }
 
-void ExactScorer::Leaves(const double* row, size_t first_tree, size_t num_trees, int* leaves,
-                         std::vector<uint64_t>* scratch) const {
+void ExactScorer::BlockLeaves(const double* rows, int64_t first_row, int n, int num_cols, size_t first_tree,
+                              size_t num_trees, std::vector<double>* block, int* leaves,
+                              std::vector<uint64_t>* scratch) const {
+  double* read = block->data();
+  const double* in = rows + first_row * num_cols;
+  for (int64_t i = 0; i < static_cast<int64_t>(n) * num_cols; ++i) read[i] = AsLightGbmReadsIt(in[i]);
   if (quick_) {
-    quick_->ExitLeaves(row, first_tree, num_trees, leaves, scratch);
+    quick_->ExitLeavesBlock(read, n, num_cols, first_tree, num_trees, leaves, scratch);
     return;
   }
-  for (size_t i = 0; i < num_trees; ++i) leaves[i] = LeafOf(forest_->trees[first_tree + i], row);
+  for (int r = 0; r < n; ++r) {
+    for (size_t t = 0; t < num_trees; ++t) {
+      leaves[static_cast<size_t>(r) * num_trees + t] = LeafOf(forest_->trees[first_tree + t], read + static_cast<size_t>(r) * num_cols);
+    }
+  }
 }
 
 double AsLightGbmReadsIt(double value) {
@@ -93,19 +101,22 @@ void ExactScorer::PredictRaw(const double* rows, int64_t num_rows, int num_cols,
   const int classes = forest_->num_classes;
   const size_t first_tree = static_cast<size_t>(first) * per_iteration;
   const size_t num_trees = static_cast<size_t>(count) * per_iteration;
-  std::vector<double> row(static_cast<size_t>(num_cols));
-  std::vector<int> leaves(num_trees);
-  std::vector<uint64_t> scratch = NewScratch();
-  for (int64_t r = 0; r < num_rows; ++r) {
-    const double* in = rows + r * num_cols;
-    for (int j = 0; j < num_cols; ++j) row[j] = AsLightGbmReadsIt(in[j]);
-    Leaves(row.data(), first_tree, num_trees, leaves.data(), &scratch);
-    double* scores = out + r * classes;
-    for (int k = 0; k < classes; ++k) scores[k] = 0.0;
-    for (int i = 0; i < count; ++i) {  // a left fold in iteration order, per class
-      for (int k = 0; k < per_iteration; ++k) {
-        const size_t t = static_cast<size_t>(i) * per_iteration + k;
-        scores[k] += forest_->trees[first_tree + t].leaf_value[leaves[t]];
+  constexpr int kBlock = QuickScorer::kBlock;
+  std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);
+  std::vector<int> leaves(num_trees * kBlock);
+  std::vector<uint64_t> scratch = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
+  for (int64_t r0 = 0; r0 < num_rows; r0 += kBlock) {
+    const int n = static_cast<int>(std::min<int64_t>(kBlock, num_rows - r0));
+    BlockLeaves(rows, r0, n, num_cols, first_tree, num_trees, &block, leaves.data(), &scratch);
+    for (int r = 0; r < n; ++r) {
+      const int* row_leaves = leaves.data() + static_cast<size_t>(r) * num_trees;
+      double* scores = out + (r0 + r) * classes;
+      for (int k = 0; k < classes; ++k) scores[k] = 0.0;
+      for (int i = 0; i < count; ++i) {  // a left fold in iteration order, per class
+        for (int k = 0; k < per_iteration; ++k) {
+          const size_t t = static_cast<size_t>(i) * per_iteration + k;
+          scores[k] += forest_->trees[first_tree + t].leaf_value[row_leaves[t]];
+        }
       }
     }
   }
@@ -169,14 +180,15 @@ void ExactScorer::PredictLeaf(const double* rows, int64_t num_rows, int num_cols
   Range(iterations, &first, &count);
   const int64_t per_row = LeafOutputsPerRow(iterations);
   const size_t first_tree = static_cast<size_t>(first) * forest_->trees_per_iteration;
-  std::vector<double> row(static_cast<size_t>(num_cols));
-  std::vector<int> leaves(static_cast<size_t>(per_row));
-  std::vector<uint64_t> scratch = NewScratch();
-  for (int64_t r = 0; r < num_rows; ++r) {
-    const double* in = rows + r * num_cols;
-    for (int j = 0; j < num_cols; ++j) row[j] = AsLightGbmReadsIt(in[j]);
-    Leaves(row.data(), first_tree, leaves.size(), leaves.data(), &scratch);
-    for (int64_t t = 0; t < per_row; ++t) out[r * per_row + t] = leaves[static_cast<size_t>(t)];
+  const size_t num_trees = static_cast<size_t>(per_row);
+  constexpr int kBlock = QuickScorer::kBlock;
+  std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);
+  std::vector<int> leaves(num_trees * kBlock);
+  std::vector<uint64_t> scratch = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
+  for (int64_t r0 = 0; r0 < num_rows; r0 += kBlock) {
+    const int n = static_cast<int>(std::min<int64_t>(kBlock, num_rows - r0));
+    BlockLeaves(rows, r0, n, num_cols, first_tree, num_trees, &block, leaves.data(), &scratch);
+    for (size_t i = 0; i < static_cast<size_t>(n) * num_trees; ++i) out[r0 * per_row + static_cast<int64_t>(i)] = leaves[i];
   }
 }
 

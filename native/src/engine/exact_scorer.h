@@ -48,10 +48,11 @@ class ExactScorer {
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(Iterations iterations, int* first, int* count) const;
   void Transform(double* scores) const;
-  // The leaf each tree of [first_tree, first_tree + num_trees) gives `row` (already read as
-  // LightGBM reads it); `scratch` is the layout's working space, reused across rows.
-  void Leaves(const double* row, size_t first_tree, size_t num_trees, int* leaves, std::vector<uint64_t>* scratch) const;
-  std::vector<uint64_t> NewScratch() const { return quick_ ? quick_->NewScratch() : std::vector<uint64_t>(); }
+  // Finds the leaves of rows [first_row, first_row + n) (n <= QuickScorer::kBlock) in trees
+  // [first_tree, first_tree + num_trees): leaves[r * num_trees + t]. The rows are first read as
+  // LightGBM reads them, into `block`; `scratch` is the layout's working space.
+  void BlockLeaves(const double* rows, int64_t first_row, int n, int num_cols, size_t first_tree, size_t num_trees,
+                   std::vector<double>* block, int* leaves, std::vector<uint64_t>* scratch) const;
 
   std::shared_ptr<const Forest> forest_;
   std::unique_ptr<QuickScorer> quick_;

@@ -84,31 +84,72 @@ QuickScorer::QuickScorer(std::shared_ptr<const Forest> shared) : forest_(std::mo
   }
 }
 
-void QuickScorer::ExitLeaves(const double* row, size_t first_tree, size_t num_trees, int* leaves,
-                             std::vector<uint64_t>* scratch) const {
-  std::vector<uint64_t>& reachable = *scratch;
-  std::copy(all_leaves_.begin(), all_leaves_.end(), reachable.begin());
+}  // namespace engine
+}  // namespace treescore
+
+namespace treescore {
+namespace engine {
+namespace {
+
+// One node's test over a block: rows whose `applies` lane is all ones lose the node's left leaves.
+// Plain loops over kBlock lanes, inlined into each target clone of ExitLeavesBlock and vectorised there.
+inline __attribute__((always_inline)) void ApplyWhere(uint64_t* sets, const uint64_t* applies, uint64_t keep) {
+  for (int r = 0; r < QuickScorer::kBlock; ++r) sets[r] &= keep | ~applies[r];
+}
+
+// Lanes where x > threshold (all ones) among the `regular` lanes; returns whether any is set.
+inline __attribute__((always_inline)) bool Above(const double* x, const uint64_t* regular, double threshold,
+                                                 uint64_t* out) {
+  uint64_t any = 0;
+  for (int r = 0; r < QuickScorer::kBlock; ++r) {
+    out[r] = regular[r] & (0 - static_cast<uint64_t>(x[r] > threshold));
+    any |= out[r];
+  }
+  return any != 0;
+}
+
+}  // namespace
+
+// Compiled for AVX-512, AVX2 and the baseline; the loader picks the best the CPU has.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void QuickScorer::ExitLeavesBlock(const double* rows, int num_rows, int num_cols, size_t first_tree, size_t num_trees,
+                                  int* leaves, std::vector<uint64_t>* scratch) const {
+  // sets[tree * kBlock + r]: the leaves row r can still reach in that tree.
+  uint64_t* sets = scratch->data();
+  for (size_t t = 0; t < all_leaves_.size(); ++t) {
+    for (int r = 0; r < kBlock; ++r) sets[t * kBlock + r] = all_leaves_[t];
+  }
+  double x[kBlock];
+  uint64_t nan[kBlock], zero[kBlock], regular[kBlock], above[kBlock];
   for (int f : split_features_) {
     const FeatureNodes& nodes = features_[static_cast<size_t>(f)];
-    const double x = row[f];
-    if (std::isnan(x)) {
-      for (const Mask& m : nodes.right_when_nan) reachable[m.tree] &= m.keep;
-    } else if (x == 0.0) {  // rows are read as LightGBM reads them: any |x| <= kZeroThreshold is +0.0
-      for (const Mask& m : nodes.right_when_zero) reachable[m.tree] &= m.keep;
-    } else {
-      // Ascending thresholds: every node with threshold < x sends x right (x > threshold).
-      for (const Threshold& t : nodes.by_threshold) {
-        if (!(x > t.value)) break;
-        reachable[t.mask.tree] &= t.mask.keep;
-      }
+    for (int r = 0; r < kBlock; ++r) {
+      // Lanes past the block's rows read as NaN and their results are never used.
+      x[r] = r < num_rows ? rows[static_cast<size_t>(r) * num_cols + f] : std::nan("");
+      nan[r] = 0 - static_cast<uint64_t>(std::isnan(x[r]));
+      zero[r] = 0 - static_cast<uint64_t>(x[r] == 0.0);
+      regular[r] = ~(nan[r] | zero[r]);
+    }
+    for (const Mask& m : nodes.right_when_nan) ApplyWhere(sets + m.tree * kBlock, nan, m.keep);
+    for (const Mask& m : nodes.right_when_zero) ApplyWhere(sets + m.tree * kBlock, zero, m.keep);
+    for (const Threshold& t : nodes.by_threshold) {  // ascending: stop once no row is above
+      if (!Above(x, regular, t.value, above)) break;
+      ApplyWhere(sets + t.mask.tree * kBlock, above, t.mask.keep);
     }
     for (const CategoricalNode& c : nodes.categorical) {
-      if (!CategoricalGoesLeft(forest_->trees[c.tree], c.node, x)) reachable[c.tree] &= c.keep;
+      for (int r = 0; r < num_rows; ++r) {
+        if (!CategoricalGoesLeft(forest_->trees[c.tree], c.node, x[r])) sets[c.tree * kBlock + r] &= c.keep;
+      }
     }
   }
-  for (size_t i = 0; i < num_trees; ++i) {
-    const size_t t = first_tree + i;
-    leaves[i] = forest_->trees[t].num_leaves <= 1 ? 0 : leaf_by_position_[t][static_cast<size_t>(__builtin_ctzll(reachable[t]))];
+  for (int r = 0; r < num_rows; ++r) {
+    for (size_t i = 0; i < num_trees; ++i) {
+      const size_t t = first_tree + i;
+      leaves[static_cast<size_t>(r) * num_trees + i] =
+          forest_->trees[t].num_leaves <= 1
+              ? 0
+              : leaf_by_position_[t][static_cast<size_t>(__builtin_ctzll(sets[t * kBlock + static_cast<size_t>(r)]))];
+    }
   }
 }
 
