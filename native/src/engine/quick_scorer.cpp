@@ -110,8 +110,11 @@ inline __attribute__((always_inline)) bool Above(const double* x, const uint64_t
 
 }  // namespace
 
-// Compiled for AVX-512, AVX2 and the baseline; the loader picks the best the CPU has.
+// On x86-64, compiled for AVX-512, AVX2 and the baseline, and the loader picks the best the CPU
+// has; elsewhere (aarch64, macOS's clang) compiled once for the target.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 void QuickScorer::ExitLeavesBlock(const double* rows, int num_rows, int num_cols, size_t first_tree, size_t num_trees,
                                   int* leaves, std::vector<uint64_t>* scratch) const {
   // sets[tree * kBlock + r]: the leaves row r can still reach in that tree.
