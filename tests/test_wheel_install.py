@@ -14,6 +14,7 @@ SCRIPT = textwrap.dedent("""
     x[rng.random(x.shape) < 0.05] = np.nan
     booster = lgb.train({"objective": "binary", "verbose": -1}, lgb.Dataset(x, (x[:, 0] > 0).astype(float)), 15)
     spark = treescore.configure(SparkSession.builder.master("local[2]")).getOrCreate()
+    print("java", spark.sparkContext._jvm.System.getProperty("java.version"))
     import pandas as pd
     df = spark.createDataFrame(pd.DataFrame(x, columns=[f"Column_{i}" for i in range(4)]).assign(id=range(len(x))))
     model = treescore.Model.from_booster(booster)

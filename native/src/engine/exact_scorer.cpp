@@ -47,20 +47,33 @@ ExactScorer::ExactScorer(Forest forest, Layout layout) : forest_(std::make_share
   if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) quick_ = std::make_unique<QuickScorer>(forest_);
 }
 
-void ExactScorer::BlockLeaves(const double* rows, int64_t first_row, int n, int num_cols, size_t first_tree,
-                              size_t num_trees, std::vector<double>* block, int* leaves,
-                              std::vector<uint64_t>* scratch) const {
-  double* read = block->data();
-  const double* in = rows + first_row * num_cols;
-  for (int64_t i = 0; i < static_cast<int64_t>(n) * num_cols; ++i) read[i] = AsLightGbmReadsIt(in[i]);
-  if (quick_) {
-    quick_->ExitLeavesBlock(read, n, num_cols, first_tree, num_trees, leaves, scratch);
-    return;
-  }
-  for (int r = 0; r < n; ++r) {
-    for (size_t t = 0; t < num_trees; ++t) {
-      leaves[static_cast<size_t>(r) * num_trees + t] = LeafOf(forest_->trees[first_tree + t], read + static_cast<size_t>(r) * num_cols);
+template <typename Visit>
+void ExactScorer::ForEachBlock(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
+                               Visit visit) const {
+  if (num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
+  int first = 0, count = 0;
+  Range(iterations, &first, &count);
+  const size_t first_tree = static_cast<size_t>(first) * forest_->trees_per_iteration;
+  const size_t num_trees = static_cast<size_t>(count) * forest_->trees_per_iteration;
+  constexpr int kBlock = QuickScorer::kBlock;
+  std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);  // the rows as LightGBM reads them
+  std::vector<int> leaves(num_trees * kBlock);
+  std::vector<uint64_t> scratch = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
+  for (int64_t r0 = 0; r0 < num_rows; r0 += kBlock) {
+    const int n = static_cast<int>(std::min<int64_t>(kBlock, num_rows - r0));
+    const double* in = rows + r0 * num_cols;
+    for (int64_t i = 0; i < static_cast<int64_t>(n) * num_cols; ++i) block[static_cast<size_t>(i)] = AsLightGbmReadsIt(in[i]);
+    if (quick_) {
+      quick_->ExitLeavesBlock(block.data(), n, num_cols, first_tree, num_trees, leaves.data(), &scratch);
+    } else {
+      for (int r = 0; r < n; ++r) {
+        for (size_t t = 0; t < num_trees; ++t) {
+          leaves[static_cast<size_t>(r) * num_trees + t] =
+              LeafOf(forest_->trees[first_tree + t], block.data() + static_cast<size_t>(r) * num_cols);
+        }
+      }
     }
+    visit(r0, n, first_tree, count, leaves.data());
   }
 }
 
@@ -94,22 +107,13 @@ int64_t ExactScorer::LeafOutputsPerRow(Iterations iterations) const {
 
 void ExactScorer::PredictRaw(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
                              double* out) const {
-  if (num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
-  int first = 0, count = 0;
-  Range(iterations, &first, &count);
   const int per_iteration = forest_->trees_per_iteration;
   const int classes = forest_->num_classes;
-  const size_t first_tree = static_cast<size_t>(first) * per_iteration;
-  const size_t num_trees = static_cast<size_t>(count) * per_iteration;
-  constexpr int kBlock = QuickScorer::kBlock;
-  std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);
-  std::vector<int> leaves(num_trees * kBlock);
-  std::vector<uint64_t> scratch = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
-  for (int64_t r0 = 0; r0 < num_rows; r0 += kBlock) {
-    const int n = static_cast<int>(std::min<int64_t>(kBlock, num_rows - r0));
-    BlockLeaves(rows, r0, n, num_cols, first_tree, num_trees, &block, leaves.data(), &scratch);
+  ForEachBlock(rows, num_rows, num_cols, iterations,
+               [&](int64_t r0, int n, size_t first_tree, int count, const int* leaves) {
+    const size_t num_trees = static_cast<size_t>(count) * per_iteration;
     for (int r = 0; r < n; ++r) {
-      const int* row_leaves = leaves.data() + static_cast<size_t>(r) * num_trees;
+      const int* row_leaves = leaves + static_cast<size_t>(r) * num_trees;
       double* scores = out + (r0 + r) * classes;
       for (int k = 0; k < classes; ++k) scores[k] = 0.0;
       for (int i = 0; i < count; ++i) {  // a left fold in iteration order, per class
@@ -119,7 +123,7 @@ void ExactScorer::PredictRaw(const double* rows, int64_t num_rows, int num_cols,
         }
       }
     }
-  }
+  });
 }
 
 void ExactScorer::Transform(double* scores) const {
@@ -175,21 +179,10 @@ void ExactScorer::Predict(const double* rows, int64_t num_rows, int num_cols, It
 
 void ExactScorer::PredictLeaf(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
                               double* out) const {
-  if (num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
-  int first = 0, count = 0;
-  Range(iterations, &first, &count);
   const int64_t per_row = LeafOutputsPerRow(iterations);
-  const size_t first_tree = static_cast<size_t>(first) * forest_->trees_per_iteration;
-  const size_t num_trees = static_cast<size_t>(per_row);
-  constexpr int kBlock = QuickScorer::kBlock;
-  std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);
-  std::vector<int> leaves(num_trees * kBlock);
-  std::vector<uint64_t> scratch = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
-  for (int64_t r0 = 0; r0 < num_rows; r0 += kBlock) {
-    const int n = static_cast<int>(std::min<int64_t>(kBlock, num_rows - r0));
-    BlockLeaves(rows, r0, n, num_cols, first_tree, num_trees, &block, leaves.data(), &scratch);
-    for (size_t i = 0; i < static_cast<size_t>(n) * num_trees; ++i) out[r0 * per_row + static_cast<int64_t>(i)] = leaves[i];
-  }
+  ForEachBlock(rows, num_rows, num_cols, iterations, [&](int64_t r0, int n, size_t, int, const int* leaves) {
+    for (int64_t i = 0; i < n * per_row; ++i) out[r0 * per_row + i] = leaves[i];
+  });
 }
 
 }  // namespace engine

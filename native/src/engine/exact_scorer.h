@@ -48,11 +48,12 @@ class ExactScorer {
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(Iterations iterations, int* first, int* count) const;
   void Transform(double* scores) const;
-  // Finds the leaves of rows [first_row, first_row + n) (n <= QuickScorer::kBlock) in trees
-  // [first_tree, first_tree + num_trees): leaves[r * num_trees + t]. The rows are first read as
-  // LightGBM reads them, into `block`; `scratch` is the layout's working space.
-  void BlockLeaves(const double* rows, int64_t first_row, int n, int num_cols, size_t first_tree, size_t num_trees,
-                   std::vector<double>* block, int* leaves, std::vector<uint64_t>* scratch) const;
+  // Calls visit(first_row, n, first_tree, count, leaves) for each block of at most
+  // QuickScorer::kBlock rows, with leaves[r * trees + t]: the leaf of the block's row r in tree
+  // first_tree + t, over the `count` iterations the request uses. Rows are first read as
+  // LightGBM reads them.
+  template <typename Visit>
+  void ForEachBlock(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, Visit visit) const;
 
   std::shared_ptr<const Forest> forest_;
   std::unique_ptr<QuickScorer> quick_;
