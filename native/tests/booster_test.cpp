@@ -14,6 +14,7 @@
 #include "../jni/handle_registry.h"
 #include "../src/booster.h"
 #include "../src/lightgbm_error.h"
+#include "lightgbm_training.h"
 
 namespace treescore {
 namespace {
@@ -38,24 +39,9 @@ class TrainedModel : public ::testing::Test {
     for (int i = 0; i < kRows; ++i) {
       labels[i] = static_cast<float>(features_[i * kCols] * 2 - features_[i * kCols + 1] > 0);
     }
-    DatasetHandle dataset = nullptr;
-    CheckLightGbm(LGBM_DatasetCreateFromMat(features_.data(), C_API_DTYPE_FLOAT64, kRows, kCols, 1,
-                                            "verbose=-1", nullptr, &dataset), "create dataset");
-    CheckLightGbm(LGBM_DatasetSetField(dataset, "label", labels.data(), kRows, C_API_DTYPE_FLOAT32), "label");
-    CheckLightGbm(LGBM_BoosterCreate(dataset, "objective=binary num_leaves=7 verbose=-1 num_threads=1", &trained_),
-                  "create booster");
-    for (int i = 0; i < 20; ++i) {
-      int finished = 0;
-      CheckLightGbm(LGBM_BoosterUpdateOneIter(trained_, &finished), "train");
-    }
-    int64_t length = 0;
-    std::vector<char> buffer(1 << 20);
-    CheckLightGbm(LGBM_BoosterSaveModelToString(trained_, 0, -1, C_API_FEATURE_IMPORTANCE_SPLIT,
-                                                static_cast<int64_t>(buffer.size()), &length, buffer.data()),
-                  "save");
-    ASSERT_LE(length, static_cast<int64_t>(buffer.size()));
-    model_text_ = std::string(buffer.data());
-    LGBM_DatasetFree(dataset);
+    trained_ = test_models::Train(features_, labels, kCols, "verbose=-1",
+                                  "objective=binary num_leaves=7 verbose=-1 num_threads=1", 20);
+    model_text_ = test_models::ModelText(trained_);
   }
 
   static void TearDownTestSuite() { LGBM_BoosterFree(trained_); }

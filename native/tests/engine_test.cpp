@@ -13,6 +13,7 @@
 
 #include "../src/engine/exact_scorer.h"
 #include "../src/lightgbm_error.h"
+#include "lightgbm_training.h"
 
 namespace treescore {
 namespace engine {
@@ -40,24 +41,11 @@ std::string Train(const std::string& params) {
   for (size_t i = 3; i < x.size(); i += 11) x[i] = 0.0;
   std::vector<float> labels(rows);
   for (int i = 0; i < rows; ++i) labels[i] = static_cast<float>(std::isnan(x[i * kCols]) ? 1.0 : x[i * kCols] * 2 - x[i * kCols + 1]);
-  DatasetHandle dataset = nullptr;
-  CheckLightGbm(LGBM_DatasetCreateFromMat(x.data(), C_API_DTYPE_FLOAT64, rows, kCols, 1, ("verbose=-1 " + params).c_str(),
-                                          nullptr, &dataset), "dataset");
-  CheckLightGbm(LGBM_DatasetSetField(dataset, "label", labels.data(), rows, C_API_DTYPE_FLOAT32), "label");
-  BoosterHandle booster = nullptr;
-  CheckLightGbm(LGBM_BoosterCreate(dataset, ("objective=regression num_leaves=15 verbose=-1 num_threads=1 " + params).c_str(),
-                                   &booster), "booster");
-  for (int i = 0; i < 15; ++i) {
-    int finished = 0;
-    CheckLightGbm(LGBM_BoosterUpdateOneIter(booster, &finished), "train");
-  }
-  int64_t length = 0;
-  std::vector<char> buffer(1 << 20);
-  CheckLightGbm(LGBM_BoosterSaveModelToString(booster, 0, -1, C_API_FEATURE_IMPORTANCE_SPLIT,
-                                              static_cast<int64_t>(buffer.size()), &length, buffer.data()), "save");
+  BoosterHandle booster = test_models::Train(x, labels, kCols, "verbose=-1 " + params,
+                                              "objective=regression num_leaves=15 verbose=-1 num_threads=1 " + params, 15);
+  const std::string text = test_models::ModelText(booster);
   LGBM_BoosterFree(booster);
-  LGBM_DatasetFree(dataset);
-  return std::string(buffer.data());
+  return text;
 }
 
 std::vector<double> LightGbmPredict(const std::string& text, const std::vector<double>& rows) {
