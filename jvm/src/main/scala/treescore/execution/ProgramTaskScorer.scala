@@ -23,7 +23,7 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
     metrics: Map[String, SQLMetric], owned: Owned) extends TaskScorer {
 
   private val gridValues = call.grid.map(_.values.toArray).getOrElse(Array.empty[Double])
-  private val gridPoints = call.grid.map(_.values.length).getOrElse(1)
+  private val gridPoints = call.pointsPerRow
   private val numInputs = call.featureInputs.length
   private val numSlots = encoded.routeSlots.length
 
@@ -92,7 +92,7 @@ private[treescore] object ProgramTaskScorer {
     val features = FeatureWriters.scalarColumns(bound.take(numInputs), numInputs)
     val keys = MutableProjection.create(bound.drop(numInputs))
 
-    val expandedRows = batchRows.toLong * call.grid.map(_.values.length).getOrElse(1)
+    val expandedRows = batchRows.toLong * call.pointsPerRow
     val inputs = owned(new OffHeapDoubles(expandedRows * numInputs))
     val routes = owned(new OffHeapInts(expandedRows * encoded.routeSlots.length))
     val outputs = owned(new OffHeapDoubles(expandedRows))

@@ -22,6 +22,8 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
   extends BatchableScore with CodegenFallback {
 
   override def models: Seq[TreeModel] = scorer.models
+  /** Scores per input row: the grid's points, or 1. */
+  def pointsPerRow: Int = grid.map(_.values.length).getOrElse(1)
   override def dataType: DataType = if (grid.isDefined) ArrayType(DoubleType, scorer.nullable) else DoubleType
   override def nullable: Boolean = grid.isEmpty && scorer.nullable
   override def prettyName: String = "treescore_score"
