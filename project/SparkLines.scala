@@ -25,7 +25,6 @@ object SparkLines {
       case Array(line, pyspark, scala, shims, javaRelease) => SparkLine(line, pyspark, scala, shims, javaRelease)
       case other => sys.error(s"build/spark-lines.txt: expected 5 columns, got '${other.mkString(" ")}'")
     })
-  val newest: SparkLine = all.last
 
   /** The platform folder inside the jar; NativeLoader derives the same name at run time. */
   def platformFolder: String = {
