@@ -1,6 +1,5 @@
 #include "forest.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -30,7 +29,6 @@ std::vector<std::string> Split(const std::string& text, char separator) {
 // Thresholds and leaf values are written with 17 significant digits (or as inf/nan), so a
 // correctly rounded strtod reads them back exactly.
 double ParseDouble(const std::string& text, const std::string& what) {
-  errno = 0;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || *end != '\0') Fail(what + " has '" + text + "', which is not a number");
