@@ -1,6 +1,5 @@
 #include "forest.h"
 
-#include <cmath>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
