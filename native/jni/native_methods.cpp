@@ -12,6 +12,7 @@
 #include <string>
 
 #include "../src/booster.h"
+#include "../src/engine/engine_predictor.h"
 #include "../src/program.h"
 #include "handle_registry.h"
 #include "jni_guard.h"
@@ -19,8 +20,8 @@
 namespace treescore::jni {
 namespace {
 
-HandleRegistry<Booster>& Boosters() {
-  static HandleRegistry<Booster> registry;
+HandleRegistry<Predictor>& Models() {
+  static HandleRegistry<Predictor> registry;
   return registry;
 }
 
@@ -45,33 +46,40 @@ PredictKind ToKind(jint kind) {
   return static_cast<PredictKind>(kind);
 }
 
-jlong LoadModel(JNIEnv* env, jclass, jbyteArray model_text) {
+jlong LoadModel(JNIEnv* env, jclass, jbyteArray model_text, jint engine) {
   return Guarded<jlong>(env, 0, [&] {
     if (model_text == nullptr) throw std::invalid_argument("model text is null");
     const jsize length = env->GetArrayLength(model_text);
     std::string text(static_cast<size_t>(length), '\0');
     env->GetByteArrayRegion(model_text, 0, length, reinterpret_cast<jbyte*>(text.data()));
-    auto booster = std::make_shared<Booster>(Booster::FromModelText(text));
-    return static_cast<jlong>(Boosters().Add(std::move(booster)));
+    std::shared_ptr<Predictor> model;
+    switch (static_cast<EngineKind>(engine)) {
+      case EngineKind::kLightGbm: model = std::make_shared<Booster>(Booster::FromModelText(text)); break;
+      case EngineKind::kTreescore:
+        model = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text));
+        break;
+      default: throw std::invalid_argument("unknown engine code " + std::to_string(engine));
+    }
+    return static_cast<jlong>(Models().Add(std::move(model)));
   });
 }
 
 void ReleaseModel(JNIEnv* env, jclass, jlong handle) {
-  GuardedVoid(env, [&] { Boosters().Remove(handle); });
+  GuardedVoid(env, [&] { Models().Remove(handle); });
 }
 
 jint NumFeatures(JNIEnv* env, jclass, jlong handle) {
-  return Guarded<jint>(env, 0, [&] { return Boosters().Get(handle)->num_features(); });
+  return Guarded<jint>(env, 0, [&] { return Models().Get(handle)->num_features(); });
 }
 
 jint NumClasses(JNIEnv* env, jclass, jlong handle) {
-  return Guarded<jint>(env, 0, [&] { return Boosters().Get(handle)->num_classes(); });
+  return Guarded<jint>(env, 0, [&] { return Models().Get(handle)->num_classes(); });
 }
 
 jlong OutputsPerRow(JNIEnv* env, jclass, jlong handle, jint kind, jint start_iteration, jint num_iterations) {
   return Guarded<jlong>(env, 0, [&] {
     return static_cast<jlong>(
-        Boosters().Get(handle)->OutputsPerRow(ToKind(kind), IterationRange{start_iteration, num_iterations}));
+        Models().Get(handle)->OutputsPerRow(ToKind(kind), IterationRange{start_iteration, num_iterations}));
   });
 }
 
@@ -87,8 +95,8 @@ void PredictRowMajor(JNIEnv* env, jclass, jlong handle, jlong rows_address, jlon
       throw std::invalid_argument("a batch of " + std::to_string(num_rows) + " x " + std::to_string(num_cols) +
                                   " does not fit the " + std::to_string(rows_capacity) + " doubles passed");
     }
-    std::shared_ptr<Booster> booster = Boosters().Get(handle);  // keeps it alive for this call
-    booster->Predict(reinterpret_cast<const double*>(rows_address), num_rows, num_cols, ToKind(kind),
+    std::shared_ptr<Predictor> model = Models().Get(handle);  // keeps it alive for this call
+    model->Predict(reinterpret_cast<const double*>(rows_address), num_rows, num_cols, ToKind(kind),
                      IterationRange{start_iteration, num_iterations}, num_threads,
                      reinterpret_cast<double*>(out_address), out_capacity);
   });
@@ -97,8 +105,8 @@ void PredictRowMajor(JNIEnv* env, jclass, jlong handle, jlong rows_address, jlon
 jlong CompileProgram(JNIEnv* env, jclass, jlongArray code, jdoubleArray constants, jlongArray model_handles) {
   return Guarded<jlong>(env, 0, [&] {
     const auto handles = CopyArray<int64_t>(env, model_handles, &JNIEnv::GetLongArrayRegion);
-    std::vector<std::shared_ptr<const Booster>> models;
-    for (int64_t handle : handles) models.push_back(Boosters().Get(handle));  // the program keeps them alive
+    std::vector<std::shared_ptr<const Predictor>> models;
+    for (int64_t handle : handles) models.push_back(Models().Get(handle));  // the program keeps them alive
     Program program = DecodeProgram(CopyArray<int64_t>(env, code, &JNIEnv::GetLongArrayRegion),
                                     CopyArray<double>(env, constants, &JNIEnv::GetDoubleArrayRegion), models);
     return static_cast<jlong>(Programs().Add(std::make_shared<Program>(std::move(program))));
@@ -139,11 +147,11 @@ jlong AllocatorInUseBytes(JNIEnv*, jclass) {
 }
 
 jlong LiveModelCount(JNIEnv* env, jclass) {
-  return Guarded<jlong>(env, 0, [&] { return static_cast<jlong>(Boosters().Size()); });
+  return Guarded<jlong>(env, 0, [&] { return static_cast<jlong>(Models().Size()); });
 }
 
 const JNINativeMethod kMethods[] = {
-    {const_cast<char*>("loadModel"), const_cast<char*>("([B)J"), reinterpret_cast<void*>(&LoadModel)},
+    {const_cast<char*>("loadModel"), const_cast<char*>("([BI)J"), reinterpret_cast<void*>(&LoadModel)},
     {const_cast<char*>("releaseModel"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseModel)},
     {const_cast<char*>("numFeatures"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumFeatures)},
     {const_cast<char*>("numClasses"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumClasses)},

@@ -56,17 +56,8 @@ int64_t Booster::OutputsPerRow(PredictKind kind, IterationRange range) const {
 
 void Booster::Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind,
                       IterationRange range, int num_threads, double* out, int64_t out_capacity) const {
-  if (num_rows < 0 || num_cols < 0) throw std::invalid_argument("negative matrix shape");
-  if (num_cols != num_features_) {
-    throw std::invalid_argument("the model expects " + std::to_string(num_features_) +
-                                " features but the batch has " + std::to_string(num_cols) + " columns");
-  }
-  if (num_threads < 1) throw std::invalid_argument("num_threads must be at least 1");
+  CheckPredictArguments(*this, num_rows, num_cols, kind, range, num_threads, out_capacity);
   const int64_t needed = static_cast<int64_t>(num_rows) * OutputsPerRow(kind, range);
-  if (out_capacity < needed) {
-    throw std::invalid_argument("output buffer holds " + std::to_string(out_capacity) + " doubles, " +
-                                std::to_string(needed) + " needed");
-  }
   if (num_rows == 0) return;
   const std::string parameters = "num_threads=" + std::to_string(num_threads);
   int64_t written = 0;

@@ -68,7 +68,7 @@ void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::ve
     double* target = matrix.data() + static_cast<size_t>(i) * num_cols;
     for (int32_t j = 0; j < num_cols; ++j) target[j] = source[node.columns[j]];
   }
-  node.booster->Predict(matrix.data(), num_rows, num_cols, node.kind, IterationRange{}, batch.num_threads, out, num_rows);
+  node.model->Predict(matrix.data(), num_rows, num_cols, node.kind, IterationRange{}, batch.num_threads, out, num_rows);
 }
 
 void Program::EvalNode(int index, const Batch& batch, const std::vector<int64_t>& rows, double* out, Stats* stats) const {
@@ -189,7 +189,7 @@ constexpr int64_t kMaxCount = 1 << 20;
 }  // namespace
 
 Program DecodeProgram(const std::vector<int64_t>& code, const std::vector<double>& constants,
-                      const std::vector<std::shared_ptr<const Booster>>& models) {
+                      const std::vector<std::shared_ptr<const Predictor>>& models) {
   CodeReader in(code, constants);
   const int num_inputs = static_cast<int>(in.Next("input count", 0, kMaxCount));
   const int num_slots = static_cast<int>(in.Next("route slot count", 0, kMaxCount));
@@ -201,15 +201,15 @@ Program DecodeProgram(const std::vector<int64_t>& code, const std::vector<double
       case 0: {
         ModelNode node;
         const int64_t slot = in.Next("model slot", 0, static_cast<int64_t>(models.size()) - 1);
-        node.booster = models[slot];
-        if (!node.booster) throw std::invalid_argument("program model slot is empty");
+        node.model = models[slot];
+        if (!node.model) throw std::invalid_argument("program model slot is empty");
         node.kind = static_cast<PredictKind>(in.Next("model kind", 0, 1));
         const int64_t cols = in.Next("model column count", 0, kMaxCount);
-        if (cols != node.booster->num_features()) {
+        if (cols != node.model->num_features()) {
           throw std::invalid_argument("a program model reads " + std::to_string(cols) + " columns but has " +
-                                      std::to_string(node.booster->num_features()) + " features");
+                                      std::to_string(node.model->num_features()) + " features");
         }
-        if (node.booster->OutputsPerRow(node.kind, {}) != 1) {
+        if (node.model->OutputsPerRow(node.kind, {}) != 1) {
           throw std::invalid_argument("ensemble members must give one output per row (no multiclass models)");
         }
         for (int64_t c = 0; c < cols; ++c) node.columns.push_back(static_cast<int32_t>(in.Next("column", 0, num_inputs - 1)));

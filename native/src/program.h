@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "booster.h"
+#include "predictor.h"
 
 namespace treescore {
 
@@ -25,7 +25,7 @@ struct Transform {
 
 // A model reading `columns` of the input matrix (one per model feature, in the model's order).
 struct ModelNode {
-  std::shared_ptr<const Booster> booster;
+  std::shared_ptr<const Predictor> model;
   PredictKind kind = PredictKind::kPrediction;  // prediction or raw; one output per row
   std::vector<int32_t> columns;
 };
@@ -95,6 +95,6 @@ class Program {
 //              3 cascade:  first, full
 //   constants: per ensemble its weights then (lo, hi) per transform; per cascade (below, above)
 Program DecodeProgram(const std::vector<int64_t>& code, const std::vector<double>& constants,
-                      const std::vector<std::shared_ptr<const Booster>>& models);
+                      const std::vector<std::shared_ptr<const Predictor>>& models);
 
 }  // namespace treescore

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "../src/booster.h"
+#include "../src/engine/engine_predictor.h"
 #include "../src/engine/exact_scorer.h"
 #include "../src/lightgbm_error.h"
 #include "lightgbm_training.h"
@@ -80,6 +82,42 @@ TEST_P(EngineTest, EqualsLightGbmBitForBitInBothLayouts) {
 
 INSTANTIATE_TEST_SUITE_P(MissingValueSettings, EngineTest,
                          ::testing::Values("", "zero_as_missing=true", "use_missing=false"));
+
+// The Predictor both engines offer the JNI layer: every kind it serves, every thread count and
+// an iteration range give LightGBM's bits, including row counts that leave a part's last block short.
+TEST(EnginePredictorTest, EqualsLightGbmPredictorForEveryKindRangeAndThreadCount) {
+  const std::string text = Train("");
+  const Booster lightgbm = Booster::FromModelText(text);
+  const EnginePredictor ours = EnginePredictor::FromModelText(text);
+  EXPECT_EQ(ours.num_features(), lightgbm.num_features());
+  EXPECT_EQ(ours.num_classes(), lightgbm.num_classes());
+  for (int num_rows : {0, 1, 7, 8, 9, 1001}) {
+    const std::vector<double> rows = Rows(num_rows, 17, true);
+    for (PredictKind kind : {PredictKind::kPrediction, PredictKind::kRaw, PredictKind::kLeaf}) {
+      for (IterationRange range : {IterationRange{}, IterationRange{3, 5}}) {
+        const int64_t per_row = lightgbm.OutputsPerRow(kind, range);
+        ASSERT_EQ(ours.OutputsPerRow(kind, range), per_row);
+        std::vector<double> expected(static_cast<size_t>(num_rows * per_row));
+        lightgbm.Predict(rows.data(), num_rows, kCols, kind, range, 1, expected.data(), expected.size());
+        for (int threads : {1, 2, 3}) {
+          std::vector<double> got(expected.size());
+          ours.Predict(rows.data(), num_rows, kCols, kind, range, threads, got.data(), got.size());
+          ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(double)))
+              << num_rows << " rows, kind " << static_cast<int>(kind) << ", " << threads << " threads";
+        }
+      }
+    }
+  }
+}
+
+TEST(EnginePredictorTest, RefusesContributionsAndBadShapesWithReasons) {
+  const EnginePredictor ours = EnginePredictor::FromModelText(Train(""));
+  EXPECT_THROW(ours.OutputsPerRow(PredictKind::kContrib, {}), std::invalid_argument);
+  std::vector<double> rows(kCols * 2), out(2);
+  EXPECT_THROW(ours.Predict(rows.data(), 2, kCols - 1, PredictKind::kRaw, {}, 1, out.data(), 2), std::invalid_argument);
+  EXPECT_THROW(ours.Predict(rows.data(), 2, kCols, PredictKind::kRaw, {}, 0, out.data(), 2), std::invalid_argument);
+  EXPECT_THROW(ours.Predict(rows.data(), 2, kCols, PredictKind::kRaw, {}, 1, out.data(), 1), std::invalid_argument);
+}
 
 }  // namespace
 }  // namespace engine

@@ -4,12 +4,14 @@
 
 #include <cmath>
 #include <limits>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "../src/booster.h"
+#include "../src/engine/engine_predictor.h"
 #include "../src/lightgbm_error.h"
 #include "../src/program.h"
 
@@ -48,8 +50,10 @@ std::string TrainModel(unsigned seed, const char* objective) {
 class Programs : public ::testing::Test {
  protected:
   void SetUp() override {
-    a_ = std::make_shared<Booster>(Booster::FromModelText(TrainModel(1, "regression")));
-    b_ = std::make_shared<Booster>(Booster::FromModelText(TrainModel(2, "binary")));
+    text_a_ = TrainModel(1, "regression");
+    text_b_ = TrainModel(2, "binary");
+    a_ = std::make_shared<Booster>(Booster::FromModelText(text_a_));
+    b_ = std::make_shared<Booster>(Booster::FromModelText(text_b_));
     std::mt19937 rng(3);
     std::normal_distribution<double> normal;
     input_.resize(kRows * kCols);
@@ -63,6 +67,7 @@ class Programs : public ::testing::Test {
   }
 
   static constexpr int kRows = 200;
+  std::string text_a_, text_b_;
   std::shared_ptr<Booster> a_, b_;
   std::vector<double> input_;
 };
@@ -129,6 +134,18 @@ TEST_F(Programs, MonotoneGridsTakeRunningMaxima) {
       EXPECT_EQ(out[g * 10 + k], running);
     }
   }
+}
+
+TEST_F(Programs, EngineMembersGiveTheBitsOfLightGbmMembers) {
+  // The weighted-mean program of the first test, its models loaded into treescore's engine.
+  const std::vector<int64_t> code = {kCols, 0, 3, 0, 0, 0, 3, 0, 1, 2, 0, 1, 0, 3, 0, 1, 2, 1, 0, 2, 0, 1, 0};
+  const std::vector<double> constants = {0.7, 0.3};
+  const auto engine_a = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_a_));
+  const auto engine_b = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_b_));
+  std::vector<double> expected(kRows), got(kRows);
+  DecodeProgram(code, constants, {a_, b_}).Evaluate(input_.data(), kRows, nullptr, 1, 1, 0, expected.data());
+  DecodeProgram(code, constants, {engine_a, engine_b}).Evaluate(input_.data(), kRows, nullptr, 2, 1, 0, got.data());
+  ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), kRows * sizeof(double)));
 }
 
 TEST(ProgramDecoding, MalformedProgramsAreRejected) {

@@ -1,0 +1,82 @@
+#include "engine_predictor.h"
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace treescore {
+namespace engine {
+
+EnginePredictor EnginePredictor::FromModelText(const std::string& model_text, Layout layout) {
+  return EnginePredictor(ExactScorer(Forest::Parse(model_text), layout));
+}
+
+int64_t EnginePredictor::OutputsPerRow(PredictKind kind, IterationRange range) const {
+  switch (kind) {
+    case PredictKind::kPrediction:
+    case PredictKind::kRaw:
+      return scorer_.RawOutputsPerRow();
+    case PredictKind::kLeaf:
+      return scorer_.LeafOutputsPerRow(Iterations{range.start_iteration, range.num_iterations});
+    case PredictKind::kContrib:
+      break;
+  }
+  throw std::invalid_argument("treescore's engine does not compute contributions (kind contrib); "
+                              "LightGBM's engine does");
+}
+
+void EnginePredictor::PredictPart(const double* rows, int64_t num_rows, int num_cols, PredictKind kind,
+                                  Iterations iterations, double* out) const {
+  switch (kind) {
+    case PredictKind::kPrediction: scorer_.Predict(rows, num_rows, num_cols, iterations, out); return;
+    case PredictKind::kRaw: scorer_.PredictRaw(rows, num_rows, num_cols, iterations, out); return;
+    case PredictKind::kLeaf: scorer_.PredictLeaf(rows, num_rows, num_cols, iterations, out); return;
+    case PredictKind::kContrib: break;
+  }
+  throw std::logic_error("contributions reached the engine's scoring loop");
+}
+
+void EnginePredictor::Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind,
+                              IterationRange range, int num_threads, double* out, int64_t out_capacity) const {
+  CheckPredictArguments(*this, num_rows, num_cols, kind, range, num_threads, out_capacity);
+  if (num_rows == 0) return;
+  const Iterations iterations{range.start_iteration, range.num_iterations};
+  const int64_t per_row = OutputsPerRow(kind, range);
+  // Parts are whole blocks of rows, so the SIMD layouts see full blocks wherever they can.
+  constexpr int64_t kBlock = QuickScorer::kBlock;
+  const int64_t blocks = (num_rows + kBlock - 1) / kBlock;
+  const int64_t parts = std::min<int64_t>(num_threads, blocks);
+  if (parts <= 1) {
+    PredictPart(rows, num_rows, num_cols, kind, iterations, out);
+    return;
+  }
+  const int64_t rows_per_part = (blocks + parts - 1) / parts * kBlock;
+  std::vector<std::exception_ptr> failures(static_cast<size_t>(parts));
+  std::vector<std::thread> helpers;
+  const auto run_part = [&](int64_t part) {
+    const int64_t first = part * rows_per_part;
+    const int64_t count = std::min<int64_t>(rows_per_part, num_rows - first);
+    if (count <= 0) return;
+    try {
+      PredictPart(rows + first * num_cols, count, num_cols, kind, iterations, out + first * per_row);
+    } catch (...) {
+      failures[static_cast<size_t>(part)] = std::current_exception();
+    }
+  };
+  try {
+    for (int64_t part = 1; part < parts; ++part) helpers.emplace_back(run_part, part);
+  } catch (...) {  // no thread to be had: join the ones started before the error leaves
+    for (std::thread& helper : helpers) helper.join();
+    throw;
+  }
+  run_part(0);  // the calling thread takes the first part
+  for (std::thread& helper : helpers) helper.join();
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
+}
+
+}  // namespace engine
+}  // namespace treescore

@@ -1,0 +1,50 @@
+// What every scoring engine offers the JNI layer and ensemble programs: one loaded model that
+// scores a dense row-major batch. Two engines implement it: LightGBM's own predictor (Booster)
+// and treescore's exact engine (engine::EnginePredictor), which gives the same bits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace treescore {
+
+// What a prediction returns; the values match LightGBM's C_API_PREDICT_* constants.
+enum class PredictKind : int {
+  kPrediction = 0,  // transformed output, as Booster.predict gives by default
+  kRaw = 1,         // raw margin
+  kLeaf = 2,        // leaf index per tree
+  kContrib = 3,     // SHAP contributions, num_features + 1 per class
+};
+
+// Which iterations take part. num_iterations <= 0 means "all from start_iteration on".
+struct IterationRange {
+  int start_iteration = 0;
+  int num_iterations = -1;
+};
+
+// The engines a model can be loaded into; the codes are what the JVM passes.
+enum class EngineKind : int { kLightGbm = 0, kTreescore = 1 };
+
+class Predictor {
+ public:
+  virtual ~Predictor() = default;
+
+  virtual int num_features() const = 0;
+  virtual int num_classes() const = 0;
+  virtual EngineKind engine() const = 0;
+
+  // How many doubles Predict writes per row for this kind and range.
+  virtual int64_t OutputsPerRow(PredictKind kind, IterationRange range) const = 0;
+
+  // Scores num_rows rows of num_cols doubles each, stored row after row, into `out`, which
+  // must hold num_rows * OutputsPerRow(kind, range) doubles. NaN is the missing value.
+  // num_threads is the most threads this call may use.
+  virtual void Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind,
+                       IterationRange range, int num_threads, double* out, int64_t out_capacity) const = 0;
+};
+
+// The checks every engine makes before it scores: shape, thread count and output room.
+void CheckPredictArguments(const Predictor& predictor, int32_t num_rows, int32_t num_cols, PredictKind kind,
+                           IterationRange range, int num_threads, int64_t out_capacity);
+
+}  // namespace treescore
