@@ -39,6 +39,14 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(params=["treescore", "lightgbm"])
+def engine(request, spark):
+    """Runs a test once on each engine (spark.treescore.engine), then restores the default, auto."""
+    spark.conf.set("spark.treescore.engine", request.param)
+    yield request.param
+    spark.conf.unset("spark.treescore.engine")
+
+
 def features(rows: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(rows, NUM_FEATURES))

@@ -18,6 +18,8 @@ from conftest import assert_same_bits, collect, feature_frame, plan_of, train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+pytestmark = pytest.mark.usefixtures("engine")  # every test runs on each engine
+
 
 @pytest.fixture(scope="module")
 def boosters():

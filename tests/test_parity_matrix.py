@@ -1,5 +1,5 @@
 """The exactness suite: every kind, objective, input type and special value against
-lightgbm.Booster.predict of the pinned version, compared bit for bit."""
+lightgbm.Booster.predict of the pinned version, compared bit for bit, on each engine."""
 from decimal import Decimal
 
 import lightgbm as lgb
@@ -8,10 +8,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.ml.linalg import Vectors
+from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 
 import treescore
 from conftest import assert_same_bits, collect, plan_of
+
+pytestmark = pytest.mark.usefixtures("engine")
 
 N_FEATURES = 6
 NAMES = [f"c{i}" for i in range(N_FEATURES)]
@@ -88,12 +91,17 @@ KINDS = {
 
 @pytest.mark.parametrize("model_name", list(MODELS))
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_every_kind_and_objective(spark, boosters, rows, model_name, kind):
+def test_every_kind_and_objective(spark, boosters, rows, model_name, kind, engine):
     booster = boosters[model_name]
     df, x = rows
     model = treescore.Model.from_booster(booster)
+    if kind == "contrib" and engine == "treescore":
+        with pytest.raises(AnalysisException, match="treescore's engine does not compute contributions"):
+            df.select("id", treescore.score(model, kind=kind).alias("s"))
+        return
     scored = df.select("id", treescore.score(model, kind=kind).alias("s"))
-    assert "BatchScore" in plan_of(scored)
+    assert f"on the {engine} engine" in plan_of(scored)
+    assert model.engine(kind) == engine
     assert_same_bits(collect(scored), booster.predict(x, **KINDS[kind]))
 
 

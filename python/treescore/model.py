@@ -4,7 +4,7 @@ import os
 from typing import Any, List, Optional, Union
 
 from treescore._connect import active_connect_session
-from treescore._jvm import active_jvm
+from treescore._jvm import active_jvm, active_session
 from treescore.errors import jvm_errors
 
 
@@ -116,6 +116,25 @@ class Model:
         if self._is_connect and self._text is not None:
             return hashlib.sha256(self._text.encode("utf-8")).hexdigest()
         return self._jvm_model("content_hash").contentHash()
+
+    def engine(self, kind: str = "prediction") -> str:
+        """The engine that would evaluate this model's trees for a score of `kind` in the active
+        session: "treescore" (treescore's own exact engine) or "lightgbm" (LightGBM's predictor).
+
+        It follows spark.treescore.engine as set now: "auto" (the default) gives treescore's
+        engine to every kind but "contrib"; "treescore" raises, naming the reason, for a kind the
+        engine cannot give; "lightgbm" always gives LightGBM. Both engines give the same bits.
+
+        >>> model.engine()            # 'treescore'
+        >>> model.engine("contrib")   # 'lightgbm'
+        """
+        # Both engines evaluate every model treescore accepts (it refuses linear trees at load),
+        # so today the choice depends on the kind and the setting; the JVM makes it, as for a query.
+        self._jvm_model("engine")
+        jvm = active_jvm()
+        choice = active_session().conf.get("spark.treescore.engine", "auto")
+        with jvm_errors():
+            return jvm.treescore.model.Engine.choose(choice, jvm.treescore.model.PredictKind.fromName(kind)).name()
 
     def __repr__(self) -> str:
         if self._is_connect:

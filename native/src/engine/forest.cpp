@@ -1,5 +1,6 @@
 #include "forest.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
@@ -71,7 +72,8 @@ Tree ParseTree(const std::unordered_map<std::string, std::string>& fields, const
   const auto linear = fields.find("is_linear");
   if (linear != fields.end() && linear->second != "0") Fail(where + " is a linear tree");
   tree.leaf_value = Numbers<double>(fields, "leaf_value", tree.num_leaves, where);
-  if (tree.num_leaves <= 1) return tree;
+  if (tree.num_leaves < 1) Fail(where + " has no leaves");
+  if (tree.num_leaves == 1) return tree;
   const size_t internal = static_cast<size_t>(tree.num_leaves - 1);
   tree.left_child = Numbers<int>(fields, "left_child", internal, where);
   tree.right_child = Numbers<int>(fields, "right_child", internal, where);
@@ -88,6 +90,45 @@ Tree ParseTree(const std::unordered_map<std::string, std::string>& fields, const
     tree.cat_threshold = Numbers<uint32_t>(fields, "cat_threshold", static_cast<size_t>(tree.cat_boundaries.back()), where);
   }
   return tree;
+}
+
+// treescore's validator has checked the text already; these checks keep the engine from reading
+// out of bounds or walking forever on any text that reaches it by another way.
+void CheckTree(const Tree& tree, int num_features, const std::string& where) {
+  const int internal = tree.num_leaves - 1;
+  std::vector<bool> seen_node(static_cast<size_t>(std::max(internal, 0))), seen_leaf(static_cast<size_t>(tree.num_leaves));
+  std::vector<int> stack = {0};
+  while (internal > 0 && !stack.empty()) {
+    const int node = stack.back();
+    stack.pop_back();
+    if (seen_node[node]) Fail(where + " reaches node " + std::to_string(node) + " twice");
+    seen_node[node] = true;
+    if (tree.split_feature[node] < 0 || tree.split_feature[node] >= num_features) {
+      Fail(where + " splits on a feature outside the model");
+    }
+    if (tree.decision_type[node] & kCategoricalMask) {
+      const double split = tree.threshold[node];
+      if (!(split >= 0) || split != static_cast<double>(static_cast<int>(split)) ||
+          split + 1 >= static_cast<double>(tree.cat_boundaries.size())) {
+        Fail(where + " has a categorical split outside its cat_boundaries");
+      }
+    }
+    for (int child : {tree.left_child[node], tree.right_child[node]}) {
+      if (child >= 0) {
+        if (child >= internal) Fail(where + " has a child outside its nodes");
+        stack.push_back(child);
+      } else {
+        const int leaf = ~child;
+        if (leaf >= tree.num_leaves || seen_leaf[leaf]) Fail(where + " has a leaf reached twice or outside its leaves");
+        seen_leaf[leaf] = true;
+      }
+    }
+  }
+  for (size_t i = 1; i < tree.cat_boundaries.size(); ++i) {
+    if (tree.cat_boundaries[0] != 0 || tree.cat_boundaries[i] < tree.cat_boundaries[i - 1]) {
+      Fail(where + " has cat_boundaries that do not rise from 0");
+    }
+  }
 }
 
 void ParseObjective(const std::string& line, Forest* forest) {
@@ -191,10 +232,11 @@ Forest Forest::Parse(const std::string& model_text) {
       forest.trees.size() % static_cast<size_t>(forest.trees_per_iteration) != 0) {
     Fail("the model text has no whole iterations of trees");
   }
-  for (const Tree& tree : forest.trees) {
-    for (int feature : tree.split_feature) {
-      if (feature < 0 || feature >= forest.num_features) Fail("a split reads a feature outside the model");
-    }
+  if (forest.num_classes < 1 || forest.trees_per_iteration != forest.num_classes) {
+    Fail("the model text's num_tree_per_iteration differs from its num_class");
+  }
+  for (size_t t = 0; t < forest.trees.size(); ++t) {
+    CheckTree(forest.trees[t], forest.num_features, "tree " + std::to_string(t));
   }
   return forest;
 }

@@ -32,9 +32,16 @@ object TreescoreConf {
       "integer.", positiveInt)
 
   val NativeThreads: ConfEntry[Int] = ConfEntry("spark.treescore.native.threads", "1", "query",
-    "LightGBM (OpenMP) threads per native call. Spark already runs one task per core, so 1 never oversubscribes " +
+    "Threads per native call (LightGBM's OpenMP threads, or treescore's engine's own). Spark already runs one task per core, so 1 never oversubscribes " +
       "the executor's cores. Raise it only when an executor runs fewer concurrent tasks than it has cores. Must be a " +
       "positive integer.", positiveInt)
+
+  val EngineChoice: ConfEntry[String] = ConfEntry("spark.treescore.engine", "auto", "query",
+    "Which code evaluates the trees. `auto`: treescore's own exact engine wherever it supports the output kind " +
+      "(everything but `contrib`), LightGBM's predictor otherwise. `treescore`: treescore's engine, and an error " +
+      "naming the reason for a call it cannot serve. `lightgbm`: LightGBM's predictor for every call. Both engines " +
+      "give the same bits; `explain` and the operator's metrics show which one scored each call. See " +
+      "[exactness.md](exactness.md).", oneOf("auto", "treescore", "lightgbm"))
 
   val CacheMaxBytes: ConfEntry[Long] = ConfEntry("spark.treescore.cache.maxBytes", "2g", "application",
     "Per-executor budget for loaded native models, estimated by model text size. When loaded models exceed it, " +
@@ -57,7 +64,7 @@ object TreescoreConf {
   /** The key prefix of [[ModelNames]]: `spark.treescore.model.`. */
   val ModelNamePrefix: String = ModelNames.key.stripSuffix("<name>")
 
-  val all: Seq[ConfEntry[_]] = Seq(BatchEnabled, BatchRows, NativeThreads, CacheMaxBytes, BroadcastThresholdBytes,
+  val all: Seq[ConfEntry[_]] = Seq(BatchEnabled, BatchRows, NativeThreads, EngineChoice, CacheMaxBytes, BroadcastThresholdBytes,
     ModelNames)
 
   /** The reference table in docs/configuration.md, as it must read. */
@@ -78,6 +85,12 @@ object TreescoreConf {
 
   private def positiveInt(key: String, raw: String): Int =
     Numbers.int(raw.trim).filter(_ > 0).getOrElse(throw new IllegalArgumentException(s"$key must be a positive integer, got '$raw'"))
+
+  private def oneOf(values: String*)(key: String, raw: String): String = {
+    val value = raw.trim.toLowerCase
+    if (!values.contains(value)) throw new IllegalArgumentException(s"$key must be one of ${values.mkString(", ")}, got '$raw'")
+    value
+  }
 
   /** A byte size as Spark writes them (512m, 2g, 1048576), named by `examples` in errors. */
   private def size(examples: String)(key: String, raw: String): Long = {

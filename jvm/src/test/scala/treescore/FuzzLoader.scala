@@ -4,11 +4,11 @@ import java.io.File
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 
-import treescore.model.{NativeModel, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.model.{Engine, IterationRange, NativeModel, OffHeapDoubles, PredictKind, TreeModel}
 
 /**
- * Child-process half of ModelFuzzSuite: loads every model file in a folder with LightGBM
- * (through treescore's JNI) and scores a few rows with it, printing each file's name before
+ * Child-process half of ModelFuzzSuite: loads every model file in a folder into both engines,
+ * LightGBM's and treescore's (through treescore's JNI), and scores a few rows with each, printing each file's name before
  * touching it, so that a native crash names the file that caused it.
  */
 object FuzzLoader {
@@ -16,11 +16,11 @@ object FuzzLoader {
     val files = new File(args(0)).listFiles().filter(_.getName.endsWith(".txt")).sortBy(_.getName)
     var loaded = 0
     var refused = 0
-    files.foreach { file =>
-      println(s"loading ${file.getName}")
+    for (file <- files; engine <- Seq(Engine.LightGbm, Engine.Treescore)) {
+      println(s"loading ${file.getName} into the $engine engine")
       val model = TreeModel.fromString(new String(Files.readAllBytes(file.toPath), StandardCharsets.UTF_8))
       try {
-        val native = NativeModel.load(model)
+        val native = NativeModel.load(model, IterationRange.All, engine)
         val rows = new OffHeapDoubles(64L * native.numFeatures)
         val out = new OffHeapDoubles(64L * native.outputsPerRow(PredictKind.Prediction))
         try {
@@ -30,7 +30,7 @@ object FuzzLoader {
           loaded += 1
         } finally { rows.close(); out.close(); native.close() }
       } catch {
-        case e: treescore.nativelib.NativeException => refused += 1; println(s"refused ${file.getName}: ${e.getMessage}")
+        case e: treescore.nativelib.NativeException => refused += 1; println(s"refused ${file.getName} in the $engine engine: ${e.getMessage}")
       }
     }
     println(s"done loaded=$loaded refused=$refused")

@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import treescore.model.{IterationRange, ModelCache, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.model.{Engine, IterationRange, ModelCache, OffHeapDoubles, PredictKind, TreeModel}
 import treescore.nativelib.NativeMethods
 
 /** The executor cache under concurrency and a budget too small to hold its models. */
@@ -20,8 +20,9 @@ class ModelCacheSuite extends AnyFunSuite {
   private lazy val models = Seq(fixture("regression"), fixture("binary"))
   private val ranges = Seq(IterationRange.All, IterationRange(3, 7))
 
-  private def scoreAll(model: TreeModel, range: IterationRange, rows: Array[Array[Double]]): Seq[Long] = {
-    val lease = ModelCache.acquire(model, range)
+  private def scoreAll(model: TreeModel, range: IterationRange, rows: Array[Array[Double]],
+      engine: Engine = Engine.LightGbm): Seq[Long] = {
+    val lease = ModelCache.acquire(model, range, engine)
     val in = new OffHeapDoubles(rows.length * 6L)
     val out = new OffHeapDoubles(rows.length)
     try {
@@ -62,7 +63,7 @@ class ModelCacheSuite extends AnyFunSuite {
     val baseline = NativeMethods.liveModelCount()
     ModelCache.setMaxBytesForTesting(Some(1L))
     try {
-      val lease = ModelCache.acquire(models.head)
+      val lease = ModelCache.acquire(models.head, IterationRange.All, Engine.LightGbm)
       assert(ModelCache.loadedCount == 1)
       val rows = Array(Array.fill(6)(0.25))
       assert(scoreAll(models.head, IterationRange.All, rows).length == 1) // shares the held model
@@ -75,13 +76,28 @@ class ModelCacheSuite extends AnyFunSuite {
 
   test("within budget, a model stays loaded across leases") {
     ModelCache.clear()
-    val first = ModelCache.acquire(models.head)
+    val first = ModelCache.acquire(models.head, IterationRange.All, Engine.LightGbm)
     val loadNanos = first.loadNanos
     first.close()
-    val second = ModelCache.acquire(models.head)
+    val second = ModelCache.acquire(models.head, IterationRange.All, Engine.LightGbm)
     try {
       assert(loadNanos > 0)
       assert(second.loadNanos == 0)
     } finally second.close()
+  }
+
+  test("a model loaded into each engine is two cache entries that give the same bits") {
+    ModelCache.clear()
+    val rng = new scala.util.Random(9)
+    val specials = Array(Double.NaN, 0.0, -0.0, Double.PositiveInfinity, Double.NegativeInfinity, 1e-36, Double.MinPositiveValue)
+    val rows = Array.fill(300)(Array.fill(6)(if (rng.nextInt(4) == 0) specials(rng.nextInt(specials.length)) else rng.nextGaussian()))
+    for (model <- models; range <- ranges) {
+      val lease = ModelCache.acquire(model, range, Engine.Treescore)
+      try {
+        assert(lease.model.engine == Engine.Treescore)
+        assert(scoreAll(model, range, rows, Engine.Treescore) == scoreAll(model, range, rows, Engine.LightGbm))
+      } finally lease.close()
+    }
+    assert(ModelCache.loadedCount == models.length * ranges.length * 2)
   }
 }

@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import treescore.model.{ModelCache, NativeModel, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.model.{Engine, IterationRange, ModelCache, NativeModel, OffHeapDoubles, PredictKind, TreeModel}
 import treescore.nativelib.{NativeException, NativeLoader, NativeMethods}
 
 /** The JNI boundary: loading, handles, errors and concurrent use. */
@@ -42,12 +42,20 @@ class NativeSuite extends AnyFunSuite {
 
   test("LightGBM's own errors arrive as NativeException with its message") {
     NativeLoader.ensureLoaded()
-    val e = intercept[NativeException](NativeMethods.loadModel("tree\nnot really\n".getBytes))
+    val e = intercept[NativeException](NativeMethods.loadModel("tree\nnot really\n".getBytes, Engine.LightGbm.code))
     assert(e.getMessage.startsWith("LGBM_BoosterLoadModelFromString failed: "), e.getMessage)
   }
 
+  test("treescore's engine refuses text it cannot read with an IllegalArgumentException naming the problem") {
+    NativeLoader.ensureLoaded()
+    val e = intercept[IllegalArgumentException](NativeMethods.loadModel("tree\nnot really\n".getBytes, Engine.Treescore.code))
+    assert(e.getMessage.contains("treescore engine: the model text has no whole iterations of trees"), e.getMessage)
+    val unknown = intercept[IllegalArgumentException](NativeMethods.loadModel("tree\n".getBytes, 7))
+    assert(unknown.getMessage.contains("unknown engine code 7"), unknown.getMessage)
+  }
+
   test("a released handle is an IllegalStateException, not a crash") {
-    val native = NativeModel.load(model)
+    val native = NativeModel.load(model, IterationRange.All, Engine.LightGbm)
     native.close()
     native.close() // closing twice is harmless
     val e = intercept[IllegalStateException](predictOne(native, Array.fill(6)(0.5)))
@@ -55,7 +63,7 @@ class NativeSuite extends AnyFunSuite {
   }
 
   test("a batch that does not fit its buffer is refused before LightGBM reads it") {
-    val native = NativeModel.load(model)
+    val native = NativeModel.load(model, IterationRange.All, Engine.LightGbm)
     val in = new OffHeapDoubles(6)
     val out = new OffHeapDoubles(2)
     try {
@@ -68,13 +76,13 @@ class NativeSuite extends AnyFunSuite {
     ModelCache.clear()
     val rng = new scala.util.Random(5)
     val rows = Array.fill(400)(Array.fill(6)(rng.nextGaussian()))
-    val first = ModelCache.acquire(model)
+    val first = ModelCache.acquire(model, IterationRange.All, Engine.LightGbm)
     val expected = rows.map(r => predictOne(first.model, r))
     val pool = Executors.newFixedThreadPool(8)
     try {
       val tasks = (1 to 16).map(_ => new Callable[Seq[Double]] {
         def call(): Seq[Double] = {
-          val lease = ModelCache.acquire(model)
+          val lease = ModelCache.acquire(model, IterationRange.All, Engine.LightGbm)
           try rows.toSeq.map(r => predictOne(lease.model, r)) finally lease.close()
         }
       })
@@ -88,7 +96,7 @@ class NativeSuite extends AnyFunSuite {
   test("clearing the cache frees the native models no task holds") {
     ModelCache.clear()
     val before = NativeMethods.liveModelCount()
-    val held = ModelCache.acquire(model)
+    val held = ModelCache.acquire(model, IterationRange.All, Engine.LightGbm)
     assert(NativeMethods.liveModelCount() == before + 1)
     ModelCache.clear()
     assert(NativeMethods.liveModelCount() == before + 1, "a held model must survive clear()")

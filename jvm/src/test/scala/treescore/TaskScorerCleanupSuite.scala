@@ -7,7 +7,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import treescore.ensemble.{EnsembleScorer, Member, ModelScorer}
 import treescore.execution.{ModelTaskScorer, ProgramTaskScorer, TaskScorers}
 import treescore.expressions.{ProgramScoreExpression, ScoreExpression}
-import treescore.model.{ModelCache, TreeModel}
+import treescore.model.{Engine, ModelCache, TreeModel}
 
 /**
  * A task scorer whose construction fails part way returns every lease it took and frees what
@@ -28,10 +28,10 @@ class TaskScorerCleanupSuite extends AnyFunSuite {
   test("a model scorer that fails after taking its lease returns the lease") {
     val call = ScoreExpression(regression, columns(regression.numFeatures), ScoreOptions.Default, TaskScorers)
     val before = ModelCache.leasesHeld
-    val error = intercept[IllegalArgumentException](ModelTaskScorer.open(call, Nil, batchRows = -1, 1, Map.empty))
+    val error = intercept[IllegalArgumentException](ModelTaskScorer.open(call, Engine.Treescore, Nil, batchRows = -1, 1, Map.empty))
     assert(error.getMessage.contains("capacity must be non-negative"))
     assert(ModelCache.leasesHeld == before)
-    ModelTaskScorer.open(call, Nil, batchRows = 4, 1, Map.empty).close() // and the model is still usable
+    ModelTaskScorer.open(call, Engine.Treescore, Nil, batchRows = 4, 1, Map.empty).close() // and the model is still usable
     assert(ModelCache.leasesHeld == before)
   }
 
@@ -40,9 +40,9 @@ class TaskScorerCleanupSuite extends AnyFunSuite {
     val call = ProgramScoreExpression(ensemble, ensemble.featureInputs, ensemble.keyInputs, None,
       columns(ensemble.featureInputs.length), TaskScorers)
     val before = ModelCache.leasesHeld
-    intercept[IllegalArgumentException](ProgramTaskScorer.open(call, Nil, batchRows = -1, 1, Map.empty))
+    intercept[IllegalArgumentException](ProgramTaskScorer.open(call, Engine.Treescore, Nil, batchRows = -1, 1, Map.empty))
     assert(ModelCache.leasesHeld == before)
-    ProgramTaskScorer.open(call, Nil, batchRows = 4, 1, Map.empty).close()
+    ProgramTaskScorer.open(call, Engine.Treescore, Nil, batchRows = 4, 1, Map.empty).close()
     assert(ModelCache.leasesHeld == before)
   }
 }

@@ -19,8 +19,11 @@ public final class NativeMethods {
 
   private NativeMethods() {}
 
-  /** Parses a LightGBM text model (UTF-8 bytes) and returns a handle to it. */
-  public static native long loadModel(byte[] modelText);
+  /**
+   * Parses a LightGBM text model (UTF-8 bytes) into an engine (0 LightGBM's predictor, 1
+   * treescore's exact engine) and returns a handle to it.
+   */
+  public static native long loadModel(byte[] modelText, int engine);
 
   /** Frees the model behind a handle once no call is using it any more. */
   public static native void releaseModel(long handle);

@@ -9,13 +9,16 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import treescore.TreescoreConf
 import treescore.expressions.BatchableScore
+import treescore.model.Engine
 
 /**
  * Scores its child's rows in batches: up to `batchRows` rows are buffered, their features
  * written into one off-heap matrix per model, each model is called once per batch through
  * JNI, and the scores are joined back onto the rows (as Spark's EvalPythonExec does).
+ * `engines(k)` evaluates the trees of `scores(k)`; the plan string shows them.
  */
-case class BatchScoreExec(scores: Seq[BatchableScore], resultAttrs: Seq[Attribute], child: SparkPlan)
+case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], resultAttrs: Seq[Attribute],
+    child: SparkPlan)
   extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output ++ resultAttrs
@@ -26,7 +29,9 @@ case class BatchScoreExec(scores: Seq[BatchableScore], resultAttrs: Seq[Attribut
     "numBatches" -> SQLMetrics.createMetric(sparkContext, "batches"),
     "nativeTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "native scoring time"),
     "modelLoadTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "model load time"),
-    "escalatedRows" -> SQLMetrics.createMetric(sparkContext, "rows escalated by cascades"))
+    "escalatedRows" -> SQLMetrics.createMetric(sparkContext, "rows escalated by cascades"),
+    TaskScorers.rowsMetric(Engine.Treescore) -> SQLMetrics.createMetric(sparkContext, "rows scored by treescore's engine"),
+    TaskScorers.rowsMetric(Engine.LightGbm) -> SQLMetrics.createMetric(sparkContext, "rows scored by LightGBM"))
 
   override protected def doExecute(): RDD[InternalRow] = {
     val batchRows = TreescoreConf.BatchRows.from(conf)
@@ -39,7 +44,7 @@ case class BatchScoreExec(scores: Seq[BatchableScore], resultAttrs: Seq[Attribut
     child.execute().mapPartitions({ rows =>
       // Opened with the first batch, so empty partitions lease no models and allocate nothing.
       lazy val scorer = {
-        val opened = new BatchScorer(scores, inputSchema, batchRows, nativeThreads, allMetrics)
+        val opened = new BatchScorer(scores, engines, inputSchema, batchRows, nativeThreads, allMetrics)
         TaskContext.get().addTaskCompletionListener[Unit](_ => opened.close())
         opened
       }
@@ -60,13 +65,18 @@ case class BatchScoreExec(scores: Seq[BatchableScore], resultAttrs: Seq[Attribut
     }, preservesPartitioning = true)
   }
 
+  private def calls: Seq[String] = scores.indices.map(k => s"${resultAttrs(k)} = ${scores(k)} on the ${engines(k)} engine")
+
+  /** explain() shows each call with its result column and engine. */
+  override def simpleString(maxFields: Int): String = s"$nodeName ${calls.mkString("[", ", ", "]")}"
+
   /** explain("formatted") lists the score calls and, once the plan has run, its metrics. */
   override def verboseStringWithOperatorId(): String = {
-    val calls = scores.zip(resultAttrs).map { case (s, a) => s"$a = $s" }.mkString("\n  ", "\n  ", "")
+    val listed = calls.mkString("\n  ", "\n  ", "")
     val measured = metrics.toSeq.sortBy(_._1).map { case (_, m) => s"${m.name.getOrElse("")}: ${m.value}" }
     s"""$formattedNodeName
        |${ExplainUtils.generateFieldString("Input", child.output)}
-       |Scores:$calls
+       |Scores:$listed
        |Metrics: ${measured.mkString(", ")}
        |""".stripMargin
   }

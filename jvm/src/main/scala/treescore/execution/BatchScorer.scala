@@ -5,10 +5,12 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.BatchableScore
+import treescore.model.Engine
 
 /** One task's scoring state for all the score calls of one BatchScoreExec. */
 private[execution] final class BatchScorer(
     scores: Seq[BatchableScore],
+    engines: Seq[Engine],
     inputSchema: Seq[Attribute],
     batchRows: Int,
     nativeThreads: Int,
@@ -16,7 +18,7 @@ private[execution] final class BatchScorer(
 
   private val calls: IndexedSeq[TaskScorer] = {
     val opened = IndexedSeq.newBuilder[TaskScorer]
-    try scores.foreach(s => opened += TaskScorers.open(s, inputSchema, batchRows, nativeThreads, metrics))
+    try scores.zip(engines).foreach { case (s, e) => opened += TaskScorers.open(s, e, inputSchema, batchRows, nativeThreads, metrics) }
     catch { case e: Throwable => opened.result().foreach(_.close()); throw e }
     opened.result()
   }

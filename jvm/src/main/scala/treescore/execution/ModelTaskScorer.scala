@@ -5,10 +5,11 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.ScoreExpression
-import treescore.model.{ModelCache, ModelLease, OffHeapDoubles, PredictKind}
+import treescore.model.{Engine, ModelCache, ModelLease, OffHeapDoubles, PredictKind}
 
 /**
- * One task's state for a plain model call: a lease on the shared native model, a writer that
+ * One task's state for a plain model call: a lease on the shared native model (in the engine
+ * the plan chose), a writer that
  * puts a row's features into an off-heap matrix, the matrix and an output buffer, all sized
  * once for `batchRows` and reused for every batch. Built by [[ModelTaskScorer.open]], which
  * returns the lease and frees the buffers if any step fails.
@@ -27,6 +28,7 @@ private[treescore] final class ModelTaskScorer private (lease: ModelLease, kind:
     val start = System.nanoTime()
     lease.model.predict(matrix, batch.length, kind, nativeThreads, outputs)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
+    metrics.get(TaskScorers.rowsMetric(lease.model.engine)).foreach(_ += batch.length)
   }
 
   override def result(i: Int): Any = output.value(outputs, i)
@@ -35,9 +37,9 @@ private[treescore] final class ModelTaskScorer private (lease: ModelLease, kind:
 }
 
 private[treescore] object ModelTaskScorer {
-  def open(call: ScoreExpression, inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
+  def open(call: ScoreExpression, engine: Engine, inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
       metrics: Map[String, SQLMetric]): ModelTaskScorer = Owned.building { owned =>
-    val lease = owned(ModelCache.acquire(call.model, call.options.iterations))
+    val lease = owned(ModelCache.acquire(call.model, call.options.iterations, engine))
     metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
     val kind = call.options.predictKind
     val numFeatures = call.model.numFeatures

@@ -9,15 +9,17 @@ import org.apache.spark.sql.types.{DataType, DoubleType}
 
 import treescore.ensemble.{EncodedProgram, ProgramEncoding}
 import treescore.expressions.{GridValue, ProgramScoreExpression}
-import treescore.model.{ModelCache, NativeProgram, OffHeapDoubles, OffHeapInts}
+import treescore.model.{Engine, IterationRange, ModelCache, NativeProgram, OffHeapDoubles, OffHeapInts}
 
 /**
- * One task's state for an ensemble, route, cascade or grid call: leases on every model inside,
+ * One task's state for an ensemble, route, cascade or grid call: leases on every model inside
+ * (all in the engine the plan chose),
  * the compiled native program, and off-heap buffers for inputs, route indices and outputs.
  * A grid's rows are expanded here, K grid points per row, never in the DataFrame. Built by
  * [[ProgramTaskScorer.open]], which releases whatever it acquired if any step fails.
  */
-private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpression, encoded: EncodedProgram,
+private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpression, engine: Engine,
+    encoded: EncodedProgram,
     program: NativeProgram, features: FeatureWriter, keys: MutableProjection, keyTypes: Seq[DataType],
     point: GridPoint, inputs: OffHeapDoubles, routes: OffHeapInts, outputs: OffHeapDoubles, nativeThreads: Int,
     metrics: Map[String, SQLMetric], owned: Owned) extends TaskScorer {
@@ -47,6 +49,7 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
       gridPoints, call.grid.map(_.monotone.code).getOrElse(0), outputs)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
     metrics.get("escalatedRows").foreach(_ += escalated)
+    metrics.get(TaskScorers.rowsMetric(engine)).foreach(_ += total)
   }
 
   /** Each route slot's index for this row, repeated for each of its grid points. */
@@ -76,10 +79,10 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
 }
 
 private[treescore] object ProgramTaskScorer {
-  def open(call: ProgramScoreExpression, inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
-      metrics: Map[String, SQLMetric]): ProgramTaskScorer = Owned.building { owned =>
+  def open(call: ProgramScoreExpression, engine: Engine, inputSchema: Seq[Attribute], batchRows: Int,
+      nativeThreads: Int, metrics: Map[String, SQLMetric]): ProgramTaskScorer = Owned.building { owned =>
     val encoded = ProgramEncoding.encode(call.scorer, call.featureInputs, call.keyInputs)
-    val leases = encoded.models.map(m => owned(ModelCache.acquire(m)))
+    val leases = encoded.models.map(m => owned(ModelCache.acquire(m, IterationRange.All, engine)))
     leases.foreach(l => metrics.get("modelLoadTime").foreach(_ += l.loadNanos))
     val program = owned(NativeProgram.compile(encoded.code, encoded.constants, leases.map(_.model)))
 
@@ -96,7 +99,7 @@ private[treescore] object ProgramTaskScorer {
     val inputs = owned(new OffHeapDoubles(expandedRows * numInputs))
     val routes = owned(new OffHeapInts(expandedRows * encoded.routeSlots.length))
     val outputs = owned(new OffHeapDoubles(expandedRows))
-    new ProgramTaskScorer(call, encoded, program, features, keys, bound.drop(numInputs).map(_.dataType), point,
+    new ProgramTaskScorer(call, engine, encoded, program, features, keys, bound.drop(numInputs).map(_.dataType), point,
       inputs, routes, outputs, nativeThreads, metrics, owned)
   }
 }

@@ -10,6 +10,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.{BatchableScore, ProgramScoreExpression, RowScoring, ScoreExpression}
+import treescore.model.Engine
 
 /**
  * Opens the task scorer for a score call, and scores calls one row at a time for `eval`.
@@ -20,11 +21,14 @@ import treescore.expressions.{BatchableScore, ProgramScoreExpression, RowScoring
  * the driver) nothing would close a scorer later, so each call opens and closes its own.
  */
 object TaskScorers extends RowScoring {
-  def open(call: BatchableScore, inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
+  def open(call: BatchableScore, engine: Engine, inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
       metrics: Map[String, SQLMetric]): TaskScorer = call match {
-    case s: ScoreExpression => ModelTaskScorer.open(s, inputSchema, batchRows, nativeThreads, metrics)
-    case p: ProgramScoreExpression => ProgramTaskScorer.open(p, inputSchema, batchRows, nativeThreads, metrics)
+    case s: ScoreExpression => ModelTaskScorer.open(s, engine, inputSchema, batchRows, nativeThreads, metrics)
+    case p: ProgramScoreExpression => ProgramTaskScorer.open(p, engine, inputSchema, batchRows, nativeThreads, metrics)
   }
+
+  /** The operator metric that counts the rows (grid points included) an engine scored. */
+  def rowsMetric(engine: Engine): String = s"rowsBy_${engine.name}"
 
   // For tests: row-at-a-time scorers opened in this JVM, and how many are open now (a leak check).
   private[treescore] val rowScorersOpened = new AtomicLong
@@ -68,11 +72,13 @@ object TaskScorers extends RowScoring {
    * program reads its inputs, grid values included, from the row itself.
    */
   private final class RowScorer(call: BatchableScore) extends AutoCloseable {
+    // In a task, SQLConf.get is the conf of the query's session, which Spark ships with the task.
+    private val engine = Engine.forKind(call.modelKind)
     private val (scorer, input): (TaskScorer, InternalRow => InternalRow) = call match {
       case s: ScoreExpression =>
         val byPosition = s.copy(children = s.children.zipWithIndex.map { case (c, i) => BoundReference(i, c.dataType, c.nullable) })
-        (open(byPosition, Nil, 1, 1, Map.empty), row => InternalRow.fromSeq(s.children.map(_.eval(row))))
-      case other => (open(other, Nil, 1, 1, Map.empty), identity)
+        (open(byPosition, engine, Nil, 1, 1, Map.empty), row => InternalRow.fromSeq(s.children.map(_.eval(row))))
+      case other => (open(other, engine, Nil, 1, 1, Map.empty), identity)
     }
     rowScorersOpened.incrementAndGet()
     rowScorersOpen.incrementAndGet()

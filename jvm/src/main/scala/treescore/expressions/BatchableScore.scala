@@ -3,7 +3,7 @@ package treescore.expressions
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
 
-import treescore.model.TreeModel
+import treescore.model.{PredictKind, TreeModel}
 
 /**
  * A score call: what to score (a model or a program of models), over which inputs, with which
@@ -13,6 +13,9 @@ import treescore.model.TreeModel
 trait BatchableScore extends Expression {
   /** The models this call scores with; the operator ships the large ones before it runs. */
   def models: Seq[TreeModel]
+
+  /** The output kind its models are asked for, which decides the engine that can serve it. */
+  def modelKind: PredictKind
 
   /** Scores this call one row at a time. */
   def rowScoring: RowScoring

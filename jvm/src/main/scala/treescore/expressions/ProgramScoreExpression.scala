@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, DoubleType, NumericType, StringType}
 
 import treescore.ensemble.{Monotone, Scorer}
-import treescore.model.TreeModel
+import treescore.model.{PredictKind, TreeModel}
 
 /** A what-if grid's points and curve constraint. */
 final case class GridPoints(values: Seq[Double], monotone: Monotone)
@@ -22,6 +22,8 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
   extends BatchableScore with CodegenFallback {
 
   override def models: Seq[TreeModel] = scorer.models
+  /** Members give one prediction or raw score per row, which every engine serves. */
+  override def modelKind: PredictKind = PredictKind.Prediction
   /** Scores per input row: the grid's points, or 1. */
   def pointsPerRow: Int = grid.map(_.values.length).getOrElse(1)
   override def dataType: DataType = if (grid.isDefined) ArrayType(DoubleType, scorer.nullable) else DoubleType

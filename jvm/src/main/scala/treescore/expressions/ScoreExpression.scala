@@ -6,7 +6,9 @@ import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.DataType
 
 import treescore.ScoreOptions
-import treescore.model.TreeModel
+import scala.util.{Failure, Success, Try}
+
+import treescore.model.{Engine, PredictKind, TreeModel}
 
 /**
  * `score(model, features...)`: a LightGBM prediction over feature columns, a Spark ML vector
@@ -22,6 +24,7 @@ case class ScoreExpression(model: TreeModel, children: Seq[Expression], options:
     rowScoring: RowScoring) extends BatchableScore with CodegenFallback {
 
   override def models: Seq[TreeModel] = Seq(model)
+  override def modelKind: PredictKind = options.predictKind
   override def dataType: DataType = options.predictKind.dataType(model.numClasses)
   override def nullable: Boolean = false
   override def prettyName: String = "treescore_score"
@@ -33,7 +36,12 @@ case class ScoreExpression(model: TreeModel, children: Seq[Expression], options:
       if (options.startIteration >= model.numIterations) {
         Some(s"startIteration ${options.startIteration} is past the model's last iteration (${model.numIterations - 1})")
       } else None
-    iterationProblem.orElse(input.problem(children, model)) match {
+    // spark.treescore.engine=treescore with an output the engine cannot give fails here, on the driver.
+    val engineProblem = Try(Engine.forKind(options.predictKind)) match {
+      case Failure(e) => Some(e.getMessage.stripPrefix("treescore: "))
+      case Success(_) => None
+    }
+    iterationProblem.orElse(engineProblem).orElse(input.problem(children, model)) match {
       case Some(problem) => TypeCheckResult.TypeCheckFailure(s"treescore: $problem")
       case None => TypeCheckResult.TypeCheckSuccess
     }

@@ -8,7 +8,7 @@ import org.slf4j.LoggerFactory
 import treescore.TreescoreConf
 
 /**
- * The executor-side cache: one native model per (content hash, iteration range) per JVM,
+ * The executor-side cache: one native model per (content hash, iteration range, engine) per JVM,
  * shared by every task that scores with it, within a byte budget.
  *
  * Tasks hold a [[ModelLease]] while they score. Loading happens once per key, however many
@@ -22,7 +22,7 @@ object ModelCache {
   // parses a model once, however many tasks share it.
   private val log = LoggerFactory.getLogger(getClass.getName.stripSuffix("$"))
 
-  private final case class Key(contentHash: String, range: IterationRange)
+  private final case class Key(contentHash: String, range: IterationRange, engine: Engine)
 
   private final class Entry(val key: Key, val bytes: Long) {
     var users = 0
@@ -33,9 +33,9 @@ object ModelCache {
     def loaded(model: TreeModel): (NativeModel, Long) = synchronized {
       if (native == null) {
         val start = System.nanoTime()
-        native = NativeModel.load(model, key.range)
+        native = NativeModel.load(model, key.range, key.engine)
         loadNanos = System.nanoTime() - start
-        log.info(f"treescore: parsed model ${key.contentHash.take(12)} (${key.range}) in ${loadNanos / 1e6}%.1f ms")
+        log.info(f"treescore: parsed model ${key.contentHash.take(12)} (${key.range}, ${key.engine} engine) in ${loadNanos / 1e6}%.1f ms")
         (native, loadNanos)
       } else (native, 0L)
     }
@@ -48,9 +48,9 @@ object ModelCache {
   private val entries = mutable.LinkedHashMap.empty[Key, Entry]
   @volatile private var budgetOverride: Option[Long] = None
 
-  /** Leases the native model for `model` and `range`; the lease says how long loading took. */
-  def acquire(model: TreeModel, range: IterationRange = IterationRange.All): ModelLease = {
-    val key = Key(model.contentHash, range)
+  /** Leases `model` loaded into `engine` for `range`; the lease says how long loading took. */
+  def acquire(model: TreeModel, range: IterationRange, engine: Engine): ModelLease = {
+    val key = Key(model.contentHash, range, engine)
     val entry = synchronized {
       val e = entries.remove(key).getOrElse(new Entry(key, model.text.length.toLong))
       entries.put(key, e)

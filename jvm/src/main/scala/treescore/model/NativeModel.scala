@@ -6,11 +6,11 @@ import java.util.concurrent.atomic.AtomicBoolean
 import treescore.nativelib.NativeMethods
 
 /**
- * The one owner of a native LightGBM model handle, bound to one iteration range (see
- * [[IterationRange]] for why). close() releases the handle exactly once; a call already
+ * The one owner of a native model handle: a model loaded into one [[Engine]], bound to one
+ * iteration range (see [[IterationRange]] for why). close() releases the handle exactly once; a call already
  * scoring with it finishes first, as the native side keeps the model alive for that call.
  */
-final class NativeModel private (private[treescore] val handle: Long, val range: IterationRange) extends AutoCloseable {
+final class NativeModel private (private[treescore] val handle: Long, val range: IterationRange, val engine: Engine) extends AutoCloseable {
   private val closed = new AtomicBoolean(false)
 
   val numFeatures: Int = NativeMethods.numFeatures(handle)
@@ -28,6 +28,6 @@ final class NativeModel private (private[treescore] val handle: Long, val range:
 }
 
 object NativeModel {
-  def load(model: TreeModel, range: IterationRange = IterationRange.All): NativeModel =
-    new NativeModel(NativeMethods.loadModel(model.text.getBytes(StandardCharsets.UTF_8)), range)
+  def load(model: TreeModel, range: IterationRange, engine: Engine): NativeModel =
+    new NativeModel(NativeMethods.loadModel(model.text.getBytes(StandardCharsets.UTF_8), engine.code), range, engine)
 }

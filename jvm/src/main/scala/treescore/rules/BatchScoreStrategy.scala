@@ -2,13 +2,17 @@ package treescore.rules
 
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.{SparkPlan, SparkStrategy}
+import org.apache.spark.sql.internal.SQLConf
 
 import treescore.execution.BatchScoreExec
+import treescore.model.Engine
 
-/** Plans a [[BatchScore]] node as [[BatchScoreExec]]. */
+/** Plans a [[BatchScore]] node as [[BatchScoreExec]], choosing each call's engine from the session's conf. */
 object BatchScoreStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case BatchScore(scores, resultAttrs, child) => BatchScoreExec(scores, resultAttrs, planLater(child)) :: Nil
+    case BatchScore(scores, resultAttrs, child) =>
+      val engines = scores.map(s => Engine.forKind(s.modelKind, SQLConf.get))
+      BatchScoreExec(scores, engines, resultAttrs, planLater(child)) :: Nil
     case _ => Nil
   }
 }

@@ -1,0 +1,46 @@
+package treescore.model
+
+import org.apache.spark.sql.internal.SQLConf
+
+import treescore.TreescoreConf
+
+/**
+ * Which code evaluates a model's trees. Both give the same bits (treescore's engine is
+ * differentially fuzzed against LightGBM's predictor); treescore's is faster. The codes are
+ * what native loadModel takes (EngineKind in native/src/predictor.h).
+ */
+sealed abstract class Engine(val code: Int, val name: String) extends Serializable {
+  override def toString: String = name
+}
+
+object Engine {
+  /** treescore's own exact evaluator (native/src/engine). */
+  case object Treescore extends Engine(1, "treescore")
+  /** LightGBM's predictor, LGBM_BoosterPredictForMat. */
+  case object LightGbm extends Engine(0, "lightgbm")
+
+  /** Why treescore's engine cannot serve an output kind, if it cannot. */
+  def unsupported(kind: PredictKind): Option[String] = kind match {
+    case PredictKind.Contrib => Some("treescore's engine does not compute contributions (kind 'contrib')")
+    case _ => None
+  }
+
+  /**
+   * The engine a call with output `kind` uses under `choice` (the value of spark.treescore.engine):
+   * `auto` takes treescore's engine wherever it is supported and LightGBM otherwise; `treescore`
+   * insists on it and throws, naming the reason, where it is unsupported; `lightgbm` always
+   * takes LightGBM.
+   */
+  def choose(choice: String, kind: PredictKind): Engine = TreescoreConf.EngineChoice.read(Some(choice)) match {
+    case "lightgbm" => LightGbm
+    case "auto" => if (unsupported(kind).isEmpty) Treescore else LightGbm
+    case _ => unsupported(kind) match { // "treescore"
+      case None => Treescore
+      case Some(reason) => throw new IllegalArgumentException(
+        s"treescore: ${TreescoreConf.EngineChoice.key} is 'treescore' but $reason; use 'auto' or 'lightgbm' for this call")
+    }
+  }
+
+  /** The engine for `kind` under the session's (or, in a task, the query's) SQL conf. */
+  def forKind(kind: PredictKind, conf: SQLConf = SQLConf.get): Engine = choose(TreescoreConf.EngineChoice.from(conf), kind)
+}
