@@ -28,6 +28,25 @@ def test_model_metadata(spark, regression_booster):
     assert re.fullmatch("[0-9a-f]{64}", model.content_hash)
 
 
+def test_model_engine_follows_the_setting_and_the_kind(spark, regression_booster):
+    model = treescore.Model.from_booster(regression_booster)
+    assert spark.conf.get("spark.treescore.engine", "auto") == "auto"
+    assert [model.engine(k) for k in ("prediction", "raw", "leaf", "contrib")] == \
+        ["treescore", "treescore", "treescore", "lightgbm"]
+    spark.conf.set("spark.treescore.engine", "lightgbm")
+    try:
+        assert model.engine() == "lightgbm"
+        spark.conf.set("spark.treescore.engine", "treescore")
+        assert model.engine("raw") == "treescore"
+        with pytest.raises(ValueError, match="treescore's engine does not compute contributions"):
+            model.engine("contrib")
+        spark.conf.set("spark.treescore.engine", "fastest")
+        with pytest.raises(ValueError, match="spark.treescore.engine must be one of auto, treescore, lightgbm"):
+            model.engine()
+    finally:
+        spark.conf.unset("spark.treescore.engine")
+
+
 def test_load_from_file_equals_from_booster(spark, frame, regression_booster, tmp_path):
     df, x = frame
     path = str(tmp_path / "model.txt")

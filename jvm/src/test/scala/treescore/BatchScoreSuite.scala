@@ -88,4 +88,20 @@ class ExplainSuite extends SparkSuite {
     assert(formatted.contains(s"rows scored: ${fixtureRows.length}"), formatted)
     assert(formatted.contains("native scoring time"), formatted)
   }
+
+  test("calls of several models over the same features write one feature matrix; another order writes its own") {
+    val reordered = featureNames.reverse.map(col)
+    val df = fixtureFrame.select(col("regression"), col("binary"), score(regressionModel).as("y"),
+      score(binaryModel).as("p"), score(regressionModel, ScoreOptions(kind = "raw")).as("r"),
+      score(binaryModel, reordered: _*).as("q"))
+    val rows = df.collect()
+    val operator = batchOperators(df).head
+    assert(operator.scores.length == 4)
+    val perRow = featureNames.length.toLong
+    // y, p and r share one matrix; q reads the columns in another order, so it has its own
+    assert(operator.metrics("featureValuesWritten").value == 2 * perRow * fixtureRows.length)
+    assert(bits(rows.map(_.getDouble(2)).toSeq) == bits(rows.map(_.getDouble(0)).toSeq))
+    assert(bits(rows.map(_.getDouble(3)).toSeq) == bits(rows.map(_.getDouble(1)).toSeq))
+    assert(bits(rows.map(_.getDouble(4)).toSeq) == bits(rows.map(_.getDouble(0)).toSeq))
+  }
 }

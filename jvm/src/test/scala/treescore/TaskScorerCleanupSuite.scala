@@ -5,7 +5,7 @@ import org.apache.spark.sql.types.DoubleType
 import org.scalatest.funsuite.AnyFunSuite
 
 import treescore.ensemble.{EnsembleScorer, Member, ModelScorer}
-import treescore.execution.{ModelTaskScorer, ProgramTaskScorer, TaskScorers}
+import treescore.execution.{FeatureMatrices, ModelTaskScorer, ProgramTaskScorer, TaskScorers}
 import treescore.expressions.{ProgramScoreExpression, ScoreExpression}
 import treescore.model.{Engine, ModelCache, TreeModel}
 
@@ -28,10 +28,14 @@ class TaskScorerCleanupSuite extends AnyFunSuite {
   test("a model scorer that fails after taking its lease returns the lease") {
     val call = ScoreExpression(regression, columns(regression.numFeatures), ScoreOptions.Default, TaskScorers)
     val before = ModelCache.leasesHeld
-    val error = intercept[IllegalArgumentException](ModelTaskScorer.open(call, Engine.Treescore, Nil, batchRows = -1, 1, Map.empty))
+    val broken = new FeatureMatrices(Nil, -1)
+    val error = intercept[IllegalArgumentException](ModelTaskScorer.open(call, Engine.Treescore, broken, batchRows = -1, 1, Map.empty))
     assert(error.getMessage.contains("capacity must be non-negative"))
     assert(ModelCache.leasesHeld == before)
-    ModelTaskScorer.open(call, Engine.Treescore, Nil, batchRows = 4, 1, Map.empty).close() // and the model is still usable
+    broken.close()
+    val matrices = new FeatureMatrices(Nil, 4)
+    ModelTaskScorer.open(call, Engine.Treescore, matrices, batchRows = 4, 1, Map.empty).close() // and the model is still usable
+    matrices.close()
     assert(ModelCache.leasesHeld == before)
   }
 

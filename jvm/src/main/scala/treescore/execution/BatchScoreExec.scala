@@ -13,7 +13,8 @@ import treescore.model.Engine
 
 /**
  * Scores its child's rows in batches: up to `batchRows` rows are buffered, their features
- * written into one off-heap matrix per model, each model is called once per batch through
+ * written into one off-heap matrix per distinct feature list (calls of several models over the
+ * same columns share one), each model is called once per batch through
  * JNI, and the scores are joined back onto the rows (as Spark's EvalPythonExec does).
  * `engines(k)` evaluates the trees of `scores(k)`; the plan string shows them.
  */
@@ -30,6 +31,7 @@ case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], res
     "nativeTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "native scoring time"),
     "modelLoadTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "model load time"),
     "escalatedRows" -> SQLMetrics.createMetric(sparkContext, "rows escalated by cascades"),
+    "featureValuesWritten" -> SQLMetrics.createMetric(sparkContext, "feature values written for models"),
     TaskScorers.rowsMetric(Engine.Treescore) -> SQLMetrics.createMetric(sparkContext, "rows scored by treescore's engine"),
     TaskScorers.rowsMetric(Engine.LightGbm) -> SQLMetrics.createMetric(sparkContext, "rows scored by LightGBM"))
 
@@ -65,14 +67,15 @@ case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], res
     }, preservesPartitioning = true)
   }
 
-  private def calls: Seq[String] = scores.indices.map(k => s"${resultAttrs(k)} = ${scores(k)} on the ${engines(k)} engine")
+  private def onEngines: Seq[String] = scores.indices.map(k => s"${scores(k)} on the ${engines(k)} engine")
 
-  /** explain() shows each call with its result column and engine. */
-  override def simpleString(maxFields: Int): String = s"$nodeName ${calls.mkString("[", ", ", "]")}"
+  /** explain() shows each call with its engine, then the result columns. */
+  override def simpleString(maxFields: Int): String =
+    s"$nodeName ${onEngines.mkString("[", ", ", "]")}, ${resultAttrs.mkString("[", ", ", "]")}"
 
   /** explain("formatted") lists the score calls and, once the plan has run, its metrics. */
   override def verboseStringWithOperatorId(): String = {
-    val listed = calls.mkString("\n  ", "\n  ", "")
+    val listed = scores.indices.map(k => s"${resultAttrs(k)} = ${onEngines(k)}").mkString("\n  ", "\n  ", "")
     val measured = metrics.toSeq.sortBy(_._1).map { case (_, m) => s"${m.name.getOrElse("")}: ${m.value}" }
     s"""$formattedNodeName
        |${ExplainUtils.generateFieldString("Input", child.output)}

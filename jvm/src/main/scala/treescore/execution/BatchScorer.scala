@@ -16,12 +16,21 @@ private[execution] final class BatchScorer(
     nativeThreads: Int,
     metrics: Map[String, SQLMetric]) extends AutoCloseable {
 
+  // Calls that read the same features share one matrix; closed after the calls that read it.
+  private val matrices = new FeatureMatrices(inputSchema, batchRows, metrics.get("featureValuesWritten"))
+
   private val calls: IndexedSeq[TaskScorer] = {
     val opened = IndexedSeq.newBuilder[TaskScorer]
-    try scores.zip(engines).foreach { case (s, e) => opened += TaskScorers.open(s, e, inputSchema, batchRows, nativeThreads, metrics) }
-    catch { case e: Throwable => opened.result().foreach(_.close()); throw e }
+    try scores.zip(engines).foreach { case (s, e) =>
+      opened += TaskScorers.open(s, e, matrices, inputSchema, batchRows, nativeThreads, metrics)
+    } catch {
+      case e: Throwable =>
+        try opened.result().foreach(_.close()) finally matrices.close()
+        throw e
+    }
     opened.result()
   }
+
 
   /** Scores a batch of at most batchRows rows with every call: one native call each. */
   def score(batch: collection.Seq[InternalRow]): Unit = {
@@ -33,5 +42,5 @@ private[execution] final class BatchScorer(
   /** Score call k's result for row i of the last batch. */
   def result(k: Int, i: Int): Any = calls(k).result(i)
 
-  override def close(): Unit = calls.foreach(_.close())
+  override def close(): Unit = try calls.foreach(_.close()) finally matrices.close()
 }

@@ -1,7 +1,6 @@
 package treescore.execution
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.ScoreExpression
@@ -9,24 +8,18 @@ import treescore.model.{Engine, ModelCache, ModelLease, OffHeapDoubles, PredictK
 
 /**
  * One task's state for a plain model call: a lease on the shared native model (in the engine
- * the plan chose), a writer that
- * puts a row's features into an off-heap matrix, the matrix and an output buffer, all sized
- * once for `batchRows` and reused for every batch. Built by [[ModelTaskScorer.open]], which
- * returns the lease and frees the buffers if any step fails.
+ * the plan chose), the batch's feature matrix (shared with the task's other calls that read the
+ * same features) and an output buffer sized once for `batchRows` and reused for every batch.
+ * Built by [[ModelTaskScorer.open]], which returns the lease and frees the buffer if any step fails.
  */
-private[treescore] final class ModelTaskScorer private (lease: ModelLease, kind: PredictKind, writer: FeatureWriter,
-    numFeatures: Int, matrix: OffHeapDoubles, outputs: OffHeapDoubles, output: ScoreOutput, nativeThreads: Int,
-    metrics: Map[String, SQLMetric], owned: Owned) extends TaskScorer {
+private[treescore] final class ModelTaskScorer private (lease: ModelLease, kind: PredictKind, features: FeatureMatrix,
+    outputs: OffHeapDoubles, output: ScoreOutput, nativeThreads: Int, metrics: Map[String, SQLMetric], owned: Owned)
+  extends TaskScorer {
 
   override def score(batch: collection.Seq[InternalRow]): Unit = {
-    var i = 0
-    val rows = batch.iterator
-    while (rows.hasNext) {
-      writer.write(rows.next(), matrix, i.toLong * numFeatures)
-      i += 1
-    }
+    features.fill(batch)
     val start = System.nanoTime()
-    lease.model.predict(matrix, batch.length, kind, nativeThreads, outputs)
+    lease.model.predict(features.values, batch.length, kind, nativeThreads, outputs)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
     metrics.get(TaskScorers.rowsMetric(lease.model.engine)).foreach(_ += batch.length)
   }
@@ -37,17 +30,16 @@ private[treescore] final class ModelTaskScorer private (lease: ModelLease, kind:
 }
 
 private[treescore] object ModelTaskScorer {
-  def open(call: ScoreExpression, engine: Engine, inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
+  /** `matrices` holds the feature matrix this call reads; it belongs to the caller, which closes it after this. */
+  def open(call: ScoreExpression, engine: Engine, matrices: FeatureMatrices, batchRows: Int, nativeThreads: Int,
       metrics: Map[String, SQLMetric]): ModelTaskScorer = Owned.building { owned =>
     val lease = owned(ModelCache.acquire(call.model, call.options.iterations, engine))
     metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
     val kind = call.options.predictKind
-    val numFeatures = call.model.numFeatures
     val perRow = lease.model.outputsPerRow(kind)
-    val writer = FeatureWriters(call.input, BindReferences.bindReferences(call.children, inputSchema), numFeatures)
-    val matrix = owned(new OffHeapDoubles(batchRows.toLong * numFeatures))
+    val features = matrices.forCall(call)
     val outputs = owned(new OffHeapDoubles(batchRows.toLong * perRow))
-    new ModelTaskScorer(lease, kind, writer, numFeatures, matrix, outputs, new ScoreOutput(call.dataType, perRow),
-      nativeThreads, metrics, owned)
+    new ModelTaskScorer(lease, kind, features, outputs, new ScoreOutput(call.dataType, perRow), nativeThreads, metrics,
+      owned)
   }
 }

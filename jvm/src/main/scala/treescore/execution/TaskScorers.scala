@@ -21,9 +21,10 @@ import treescore.model.Engine
  * the driver) nothing would close a scorer later, so each call opens and closes its own.
  */
 object TaskScorers extends RowScoring {
-  def open(call: BatchableScore, engine: Engine, inputSchema: Seq[Attribute], batchRows: Int, nativeThreads: Int,
-      metrics: Map[String, SQLMetric]): TaskScorer = call match {
-    case s: ScoreExpression => ModelTaskScorer.open(s, engine, inputSchema, batchRows, nativeThreads, metrics)
+  /** Model calls take their feature matrix from `matrices`, which the caller closes after the scorer. */
+  def open(call: BatchableScore, engine: Engine, matrices: FeatureMatrices, inputSchema: Seq[Attribute],
+      batchRows: Int, nativeThreads: Int, metrics: Map[String, SQLMetric]): TaskScorer = call match {
+    case s: ScoreExpression => ModelTaskScorer.open(s, engine, matrices, batchRows, nativeThreads, metrics)
     case p: ProgramScoreExpression => ProgramTaskScorer.open(p, engine, inputSchema, batchRows, nativeThreads, metrics)
   }
 
@@ -74,12 +75,14 @@ object TaskScorers extends RowScoring {
   private final class RowScorer(call: BatchableScore) extends AutoCloseable {
     // In a task, SQLConf.get is the conf of the query's session, which Spark ships with the task.
     private val engine = Engine.forKind(call.modelKind)
-    private val (scorer, input): (TaskScorer, InternalRow => InternalRow) = call match {
-      case s: ScoreExpression =>
-        val byPosition = s.copy(children = s.children.zipWithIndex.map { case (c, i) => BoundReference(i, c.dataType, c.nullable) })
-        (open(byPosition, engine, Nil, 1, 1, Map.empty), row => InternalRow.fromSeq(s.children.map(_.eval(row))))
-      case other => (open(other, engine, Nil, 1, 1, Map.empty), identity)
-    }
+    private val matrices = new FeatureMatrices(Nil, 1)
+    private val (scorer, input): (TaskScorer, InternalRow => InternalRow) =
+      try call match {
+        case s: ScoreExpression =>
+          val byPosition = s.copy(children = s.children.zipWithIndex.map { case (c, i) => BoundReference(i, c.dataType, c.nullable) })
+          (open(byPosition, engine, matrices, Nil, 1, 1, Map.empty), row => InternalRow.fromSeq(s.children.map(_.eval(row))))
+        case other => (open(other, engine, matrices, Nil, 1, 1, Map.empty), identity)
+      } catch { case e: Throwable => matrices.close(); throw e }
     rowScorersOpened.incrementAndGet()
     rowScorersOpen.incrementAndGet()
 
@@ -89,7 +92,7 @@ object TaskScorers extends RowScoring {
     }
 
     override def close(): Unit = {
-      scorer.close()
+      try scorer.close() finally matrices.close()
       rowScorersOpen.decrementAndGet()
     }
   }
