@@ -1,5 +1,5 @@
 """Child process of test_resource_hygiene.py: one Spark session with its own java.io.tmpdir,
-one job (scored by treescore with two LightGBM threads per task, or a plain job as the
+one job (scored by treescore with two native threads per task, on each engine, or a plain job as the
 baseline), then spark.stop(); reports the driver JVM's threads and temporary files as JSON.
 
 Usage: python hygiene_job.py score|plain <tmpdir> <local dir> <model file> <report.json>
@@ -55,7 +55,7 @@ def main(mode, tmpdir, local_dir, model_path, report_path):
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={tmpdir}")
         .config("spark.local.dir", local_dir)  # Spark's own scratch space, kept apart from tmpdir
-        .config("spark.treescore.native.threads", "2")  # so LightGBM starts OpenMP worker threads
+        .config("spark.treescore.native.threads", "2")  # so the engines start threads of their own
     )
     spark = treescore.configure(builder).getOrCreate()
     jvm = spark.sparkContext._jvm
@@ -64,9 +64,14 @@ def main(mode, tmpdir, local_dir, model_path, report_path):
     rows = spark.range(200_000, numPartitions=4).select(*[F.rand(j).alias(f"x{j}") for j in range(8)])
     if mode == "score":
         model = treescore.Model.load(model_path)
+        # treescore's engine runs its second thread per call and joins it; LightGBM's OpenMP keeps
+        # its workers, which the report below must see. Both engines run before spark.stop().
         total = rows.select(treescore.score(model).alias("s")).agg(F.sum("s")).collect()[0][0]
-    else:
+        spark.conf.set("spark.treescore.engine", "lightgbm")
+        total = rows.select(treescore.score(model).alias("s")).agg(F.sum("s")).collect()[0][0]
+    else:  # two queries too, so Spark's own per-query thread pools match
         total = rows.select((F.col("x0") * 2).alias("s")).agg(F.sum("s")).collect()[0][0]
+        total = rows.select((F.col("x1") * 2).alias("s")).agg(F.sum("s")).collect()[0][0]
     assert total is not None
     report["tmp_while_running"] = sorted(os.listdir(tmpdir))
     report["native_threads_while_running"] = native_threads(pid)

@@ -2,7 +2,8 @@
 after spark.stop() no thread that treescore or LightGBM's OpenMP runtime started is left.
 
 Each run is a fresh Spark driver JVM in a child process (hygiene_job.py) with its own tmpdir:
-one scores with treescore (two LightGBM threads per task, so OpenMP starts worker threads),
+one scores with treescore on each engine (two native threads per task, so treescore's engine
+starts and joins threads and LightGBM's OpenMP starts worker threads),
 the baseline runs a plain job. Thread lists are compared by name with digits removed."""
 import json
 import os
