@@ -9,9 +9,6 @@ namespace treescore {
 namespace engine {
 namespace {
 
-// LightGBM's kZeroThreshold is the float literal 1e-35f, widened to double.
-constexpr double kZeroThreshold = static_cast<double>(1e-35f);
-
 bool IsZero(double value) { return value >= -kZeroThreshold && value <= kZeroThreshold; }
 
 int NumericalChild(const Tree& tree, int node, double value) {
@@ -45,7 +42,41 @@ ExactScorer::ExactScorer(Forest forest, Layout layout) : forest_(std::make_share
   const bool fits = QuickScorer::Fits(*forest_);
   if (layout == Layout::kQuickScorer && !fits) throw std::invalid_argument("a tree has more than 64 leaves");
   if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) quick_ = std::make_unique<QuickScorer>(forest_);
+  for (const Tree& tree : forest_->trees) {
+    first_leaf_.push_back(leaf_values_.size());
+    leaf_values_.insert(leaf_values_.end(), tree.leaf_value.begin(), tree.leaf_value.end());
+  }
 }
+
+namespace {
+
+// A block's leaves as the node walk found them: leaves[r * num_trees + t].
+struct WalkedLeaves {
+  const int* leaves;
+  size_t num_trees;
+  size_t first_tree;
+  const double* values;      // every tree's leaf values, tree after tree
+  const size_t* first_leaf;  // per tree: where its values start
+
+  int Leaf(int r, size_t t) const { return leaves[static_cast<size_t>(r) * num_trees + t]; }
+  double Value(int r, size_t t) const { return values[first_leaf[first_tree + t] + static_cast<size_t>(Leaf(r, t))]; }
+};
+
+// A block's leaves as QuickScorer left them: the lowest leaf of each tree's set.
+struct QuickLeaves {
+  const QuickScorer* quick;
+  const uint64_t* sets;
+  size_t first_tree;
+
+  int Leaf(int r, size_t t) const {
+    return quick->LeafAt(first_tree + t, QuickScorer::ExitPosition(sets, first_tree + t, r));
+  }
+  double Value(int r, size_t t) const {
+    return quick->ValueAt(first_tree + t, QuickScorer::ExitPosition(sets, first_tree + t, r));
+  }
+};
+
+}  // namespace
 
 template <typename Visit>
 void ExactScorer::ForEachBlock(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
@@ -57,14 +88,15 @@ void ExactScorer::ForEachBlock(const double* rows, int64_t num_rows, int num_col
   const size_t num_trees = static_cast<size_t>(count) * forest_->trees_per_iteration;
   constexpr int kBlock = QuickScorer::kBlock;
   std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);  // the rows as LightGBM reads them
-  std::vector<int> leaves(num_trees * kBlock);
+  std::vector<int> leaves(quick_ ? 0 : num_trees * kBlock);
   std::vector<uint64_t> scratch = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
   for (int64_t r0 = 0; r0 < num_rows; r0 += kBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBlock, num_rows - r0));
     const double* in = rows + r0 * num_cols;
     for (int64_t i = 0; i < static_cast<int64_t>(n) * num_cols; ++i) block[static_cast<size_t>(i)] = AsLightGbmReadsIt(in[i]);
     if (quick_) {
-      quick_->ExitLeavesBlock(block.data(), n, num_cols, first_tree, num_trees, leaves.data(), &scratch);
+      quick_->EvaluateBlock(block.data(), n, num_cols, &scratch);
+      visit(r0, n, count, QuickLeaves{quick_.get(), scratch.data(), first_tree});
     } else {
       for (int r = 0; r < n; ++r) {
         for (size_t t = 0; t < num_trees; ++t) {
@@ -72,13 +104,9 @@ void ExactScorer::ForEachBlock(const double* rows, int64_t num_rows, int num_col
               LeafOf(forest_->trees[first_tree + t], block.data() + static_cast<size_t>(r) * num_cols);
         }
       }
+      visit(r0, n, count, WalkedLeaves{leaves.data(), num_trees, first_tree, leaf_values_.data(), first_leaf_.data()});
     }
-    visit(r0, n, first_tree, count, leaves.data());
   }
-}
-
-double AsLightGbmReadsIt(double value) {
-  return (std::fabs(value) > kZeroThreshold || std::isnan(value)) ? value : 0.0;
 }
 
 int LeafOf(const Tree& tree, const double* row) {
@@ -109,19 +137,16 @@ void ExactScorer::PredictRaw(const double* rows, int64_t num_rows, int num_cols,
                              double* out) const {
   const int per_iteration = forest_->trees_per_iteration;
   const int classes = forest_->num_classes;
-  ForEachBlock(rows, num_rows, num_cols, iterations,
-               [&](int64_t r0, int n, size_t first_tree, int count, const int* leaves) {
-    const size_t num_trees = static_cast<size_t>(count) * per_iteration;
-    for (int r = 0; r < n; ++r) {
-      const int* row_leaves = leaves + static_cast<size_t>(r) * num_trees;
-      double* scores = out + (r0 + r) * classes;
-      for (int k = 0; k < classes; ++k) scores[k] = 0.0;
-      for (int i = 0; i < count; ++i) {  // a left fold in iteration order, per class
-        for (int k = 0; k < per_iteration; ++k) {
-          const size_t t = static_cast<size_t>(i) * per_iteration + k;
-          scores[k] += forest_->trees[first_tree + t].leaf_value[row_leaves[t]];
-        }
+  ForEachBlock(rows, num_rows, num_cols, iterations, [&](int64_t r0, int n, int count, const auto& leaves) {
+    // Per class, a left fold in iteration order from 0.0, as LightGBM sums; the block's rows are
+    // independent sums, interleaved so that one row's additions do not wait on each other.
+    for (int k = 0; k < per_iteration; ++k) {
+      double sums[QuickScorer::kBlock] = {};
+      for (int i = 0; i < count; ++i) {
+        const size_t t = static_cast<size_t>(i) * per_iteration + k;
+        for (int r = 0; r < n; ++r) sums[r] += leaves.Value(r, t);
       }
+      for (int r = 0; r < n; ++r) out[(r0 + r) * classes + k] = sums[r];
     }
   });
 }
@@ -180,8 +205,10 @@ void ExactScorer::Predict(const double* rows, int64_t num_rows, int num_cols, It
 void ExactScorer::PredictLeaf(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
                               double* out) const {
   const int64_t per_row = LeafOutputsPerRow(iterations);
-  ForEachBlock(rows, num_rows, num_cols, iterations, [&](int64_t r0, int n, size_t, int, const int* leaves) {
-    for (int64_t i = 0; i < n * per_row; ++i) out[r0 * per_row + i] = leaves[i];
+  ForEachBlock(rows, num_rows, num_cols, iterations, [&](int64_t r0, int n, int, const auto& leaves) {
+    for (int r = 0; r < n; ++r) {
+      for (int64_t t = 0; t < per_row; ++t) out[(r0 + r) * per_row + t] = leaves.Leaf(r, static_cast<size_t>(t));
+    }
   });
 }
 

@@ -48,20 +48,28 @@ class ExactScorer {
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(Iterations iterations, int* first, int* count) const;
   void Transform(double* scores) const;
-  // Calls visit(first_row, n, first_tree, count, leaves) for each block of at most
-  // QuickScorer::kBlock rows, with leaves[r * trees + t]: the leaf of the block's row r in tree
-  // first_tree + t, over the `count` iterations the request uses. Rows are first read as
-  // LightGBM reads them.
+  // Calls visit(first_row, n, count, leaves) for each block of at most QuickScorer::kBlock
+  // rows, where leaves.Leaf(r, t) and leaves.Value(r, t) are the leaf (index and value) the
+  // block's row r reaches in the request's tree t, over the `count` iterations it uses. Rows are
+  // first read as LightGBM reads them.
   template <typename Visit>
   void ForEachBlock(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, Visit visit) const;
 
   std::shared_ptr<const Forest> forest_;
   std::unique_ptr<QuickScorer> quick_;
+  // Every tree's leaf values in one array, tree after tree, so summing reads no tree structure.
+  std::vector<double> leaf_values_;
+  std::vector<size_t> first_leaf_;  // per tree: where its values start in leaf_values_
 };
+
+// LightGBM's kZeroThreshold is the float literal 1e-35f, widened to double.
+constexpr double kZeroThreshold = static_cast<double>(1e-35f);
 
 // LightGBM's C API reads a dense row into (index, value) pairs and keeps only values with
 // |v| > kZeroThreshold or NaN; everything else (+-0, subnormals, 1e-36) reaches the trees as +0.0.
-double AsLightGbmReadsIt(double value);
+inline double AsLightGbmReadsIt(double value) {
+  return (value > kZeroThreshold || value < -kZeroThreshold || value != value) ? value : 0.0;
+}
 
 // The leaf a row reaches in one tree.
 int LeafOf(const Tree& tree, const double* row);

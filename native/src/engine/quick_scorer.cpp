@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace treescore {
 namespace engine {
@@ -41,7 +42,11 @@ bool CategoricalGoesLeft(const Tree& tree, int node, double value) {
 }  // namespace
 
 bool QuickScorer::Fits(const Forest& forest) {
-  return std::all_of(forest.trees.begin(), forest.trees.end(), [](const Tree& t) { return t.num_leaves <= 64; });
+  // A NaN threshold sends every value right, which no place in a sorted threshold list can say;
+  // such a (hand-made) model takes the node walk.
+  return std::all_of(forest.trees.begin(), forest.trees.end(), [](const Tree& t) {
+    return t.num_leaves <= 64 && std::none_of(t.threshold.begin(), t.threshold.end(), [](double v) { return std::isnan(v); });
+  });
 }
 
 QuickScorer::QuickScorer(std::shared_ptr<const Forest> shared) : forest_(std::move(shared)) {
@@ -50,7 +55,9 @@ QuickScorer::QuickScorer(std::shared_ptr<const Forest> shared) : forest_(std::mo
   for (size_t t = 0; t < forest.trees.size(); ++t) {
     const Tree& tree = forest.trees[t];
     all_leaves_.push_back(Bits(0, tree.num_leaves));
-    leaf_by_position_.emplace_back(static_cast<size_t>(tree.num_leaves), 0);
+    first_position_.push_back(leaf_by_position_.size());
+    leaf_by_position_.resize(leaf_by_position_.size() + static_cast<size_t>(tree.num_leaves), 0);
+    value_by_position_.resize(leaf_by_position_.size(), tree.leaf_value[0]);  // a one-leaf tree's only value
     if (tree.num_leaves <= 1) continue;
     // Number the leaves left to right; each node covers a contiguous run of positions, and
     // going right removes its left child's run.
@@ -58,15 +65,16 @@ QuickScorer::QuickScorer(std::shared_ptr<const Forest> shared) : forest_(std::mo
     std::function<std::pair<int, int>(int)> visit = [&](int child) -> std::pair<int, int> {
       if (child < 0) {
         const int position = next++;
-        leaf_by_position_[t][static_cast<size_t>(position)] = ~child;
+        leaf_by_position_[first_position_[t] + static_cast<size_t>(position)] = ~child;
+        value_by_position_[first_position_[t] + static_cast<size_t>(position)] = tree.leaf_value[static_cast<size_t>(~child)];
         return {position, position + 1};
       }
       const auto left = visit(tree.left_child[child]);
       const auto right = visit(tree.right_child[child]);
-      const Mask mask{static_cast<uint32_t>(t), ~Bits(left.first, left.second)};
+      const Mask mask{static_cast<uint32_t>(t), Bits(left.first, left.second)};
       FeatureNodes& nodes = features_[static_cast<size_t>(tree.split_feature[child])];
       if (tree.decision_type[child] & kCategoricalMask) {
-        nodes.categorical.push_back({mask.tree, child, mask.keep});
+        nodes.categorical.push_back({mask.tree, child, mask.clear});
       } else {
         nodes.by_threshold.push_back({tree.threshold[child], mask});
         if (GoesRightWhenNaN(tree, child)) nodes.right_when_nan.push_back(mask);
@@ -91,22 +99,27 @@ namespace treescore {
 namespace engine {
 namespace {
 
-// One node's test over a block: rows whose `applies` lane is all ones lose the node's left leaves.
-// Plain loops over kBlock lanes, inlined into each target clone of ExitLeavesBlock and vectorised there.
-inline __attribute__((always_inline)) void ApplyWhere(uint64_t* sets, const uint64_t* applies, uint64_t keep) {
-  for (int r = 0; r < QuickScorer::kBlock; ++r) sets[r] &= keep | ~applies[r];
-}
+// A block's lanes as GCC vector types: a block of 8 rows is two halves of 4 lanes, one double or
+// one leaf set per row. Generic vector code, which GCC lowers to AVX2, SSE2 or NEON instructions
+// for each compiled target (4 lanes: halves that every target's comparisons handle whole); the
+// only floating-point operations are comparisons, so every target gives the same bits.
+static_assert(QuickScorer::kBlock == 8, "a block is two halves of the lane types below");
+typedef double Lanes __attribute__((vector_size(32)));
+typedef uint64_t Sets __attribute__((vector_size(32)));
+typedef Sets LooseSets __attribute__((aligned(8)));  // the scratch vector promises 8-byte alignment only
+constexpr int kHalf = 4;
 
-// Lanes where x > threshold (all ones) among the `regular` lanes; returns whether any is set.
-inline __attribute__((always_inline)) bool Above(const double* x, const uint64_t* regular, double threshold,
-                                                 uint64_t* out) {
-  uint64_t any = 0;
-  for (int r = 0; r < QuickScorer::kBlock; ++r) {
-    out[r] = regular[r] & (0 - static_cast<uint64_t>(x[r] > threshold));
-    any |= out[r];
+// One tree's leaf sets for a block: half[h][r] for row 4h + r, so row r's set is word r of the
+// tree's kBlock words, as ExitPosition reads them.
+struct TreeSets {
+  LooseSets half[2];
+
+  void ClearWhere(const Sets* rows, uint64_t clear) {  // rows: all-ones lanes lose `clear`
+    half[0] &= ~(rows[0] & clear);
+    half[1] &= ~(rows[1] & clear);
   }
-  return any != 0;
-}
+  uint64_t& operator[](int r) { return half[r / kHalf][r % kHalf]; }
+};
 
 }  // namespace
 
@@ -115,43 +128,49 @@ inline __attribute__((always_inline)) bool Above(const double* x, const uint64_t
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void QuickScorer::ExitLeavesBlock(const double* rows, int num_rows, int num_cols, size_t first_tree, size_t num_trees,
-                                  int* leaves, std::vector<uint64_t>* scratch) const {
-  // sets[tree * kBlock + r]: the leaves row r can still reach in that tree.
-  uint64_t* sets = scratch->data();
-  for (size_t t = 0; t < all_leaves_.size(); ++t) {
-    for (int r = 0; r < kBlock; ++r) sets[t * kBlock + r] = all_leaves_[t];
-  }
-  double x[kBlock];
-  uint64_t nan[kBlock], zero[kBlock], regular[kBlock], above[kBlock];
+void QuickScorer::EvaluateBlock(const double* rows, int num_rows, int num_cols, std::vector<uint64_t>* scratch) const {
+  // sets[tree][r]: the leaves row r can still reach in that tree.
+  TreeSets* sets = reinterpret_cast<TreeSets*>(scratch->data());
+  for (size_t t = 0; t < all_leaves_.size(); ++t) sets[t].half[0] = sets[t].half[1] = Sets{} + all_leaves_[t];
+  const double nan = std::nan("");
   for (int f : split_features_) {
     const FeatureNodes& nodes = features_[static_cast<size_t>(f)];
+    Lanes x[2];
     for (int r = 0; r < kBlock; ++r) {
       // Lanes past the block's rows read as NaN and their results are never used.
-      x[r] = r < num_rows ? rows[static_cast<size_t>(r) * num_cols + f] : std::nan("");
-      nan[r] = 0 - static_cast<uint64_t>(std::isnan(x[r]));
-      zero[r] = 0 - static_cast<uint64_t>(x[r] == 0.0);
-      regular[r] = ~(nan[r] | zero[r]);
+      x[r / kHalf][r % kHalf] = r < num_rows ? rows[static_cast<size_t>(r) * num_cols + f] : nan;
     }
-    for (const Mask& m : nodes.right_when_nan) ApplyWhere(sets + m.tree * kBlock, nan, m.keep);
-    for (const Mask& m : nodes.right_when_zero) ApplyWhere(sets + m.tree * kBlock, zero, m.keep);
-    for (const Threshold& t : nodes.by_threshold) {  // ascending: stop once no row is above
-      if (!Above(x, regular, t.value, above)) break;
-      ApplyWhere(sets + t.mask.tree * kBlock, above, t.mask.keep);
+    const Sets is_nan[2] = {reinterpret_cast<Sets>(x[0] != x[0]), reinterpret_cast<Sets>(x[1] != x[1])};
+    const Sets is_zero[2] = {reinterpret_cast<Sets>(x[0] == 0.0), reinterpret_cast<Sets>(x[1] == 0.0)};
+    bool any_nan = false, any_zero = false;  // most blocks have neither, and skip both lists
+    for (int r = 0; r < kBlock; ++r) {
+      any_nan |= is_nan[r / kHalf][r % kHalf] != 0;
+      any_zero |= is_zero[r / kHalf][r % kHalf] != 0;
+    }
+    if (any_nan) {
+      for (const Mask& m : nodes.right_when_nan) sets[m.tree].ClearWhere(is_nan, m.clear);
+    }
+    if (any_zero) {
+      for (const Mask& m : nodes.right_when_zero) sets[m.tree].ClearWhere(is_zero, m.clear);
+    }
+    // Zeros went where their lists sent them; as NaN they compare false with every threshold below.
+    const Lanes compared[2] = {x[0] == 0.0 ? Lanes{} + nan : x[0], x[1] == 0.0 ? Lanes{} + nan : x[1]};
+    double largest = -std::numeric_limits<double>::infinity();  // of the lanes that compare
+    for (int r = 0; r < kBlock; ++r) {
+      const double v = compared[r / kHalf][r % kHalf];
+      largest = v > largest ? v : largest;
+    }
+    for (const Threshold& t : nodes.by_threshold) {  // ascending: stop at the first no row is above
+      if (!(t.value < largest)) break;
+      const Sets above[2] = {reinterpret_cast<Sets>(compared[0] > t.value), reinterpret_cast<Sets>(compared[1] > t.value)};
+      sets[t.mask.tree].ClearWhere(above, t.mask.clear);
     }
     for (const CategoricalNode& c : nodes.categorical) {
       for (int r = 0; r < num_rows; ++r) {
-        if (!CategoricalGoesLeft(forest_->trees[c.tree], c.node, x[r])) sets[c.tree * kBlock + r] &= c.keep;
+        if (!CategoricalGoesLeft(forest_->trees[c.tree], c.node, x[r / kHalf][r % kHalf])) {
+          sets[c.tree][r] &= ~c.clear;
+        }
       }
-    }
-  }
-  for (int r = 0; r < num_rows; ++r) {
-    for (size_t i = 0; i < num_trees; ++i) {
-      const size_t t = first_tree + i;
-      leaves[static_cast<size_t>(r) * num_trees + i] =
-          forest_->trees[t].num_leaves <= 1
-              ? 0
-              : leaf_by_position_[t][static_cast<size_t>(__builtin_ctzll(sets[t * kBlock + static_cast<size_t>(r)]))];
     }
   }
 }

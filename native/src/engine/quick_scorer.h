@@ -32,19 +32,27 @@ class QuickScorer {
   // is comparisons and bitwise ANDs, and the leaf values are summed per row afterwards.
   static constexpr int kBlock = 8;
 
-  // Scratch space for ExitLeavesBlock, one per thread: leaf sets per tree and row.
+  // Scratch space for EvaluateBlock, one per thread: the leaf sets of every tree, kBlock rows each.
   std::vector<uint64_t> NewScratch() const { return std::vector<uint64_t>(all_leaves_.size() * kBlock); }
 
-  // For `num_rows` (at most kBlock) consecutive rows of `num_cols` doubles, already read as
-  // LightGBM reads them, the LightGBM leaf index each reaches in each tree t of
-  // [first_tree, first_tree + num_trees): leaves[r * num_trees + t - first_tree].
-  void ExitLeavesBlock(const double* rows, int num_rows, int num_cols, size_t first_tree, size_t num_trees,
-                       int* leaves, std::vector<uint64_t>* scratch) const;
+  // Evaluates every tree for `num_rows` (at most kBlock) consecutive rows of `num_cols` doubles,
+  // already read as LightGBM reads them, leaving each tree's leaf sets in `scratch`.
+  void EvaluateBlock(const double* rows, int num_rows, int num_cols, std::vector<uint64_t>* scratch) const;
+
+  // After EvaluateBlock: the left-to-right position of the leaf row r reaches in `tree`, the
+  // lowest leaf left in its set, and that leaf's LightGBM index and value.
+  static int ExitPosition(const uint64_t* sets, size_t tree, int r) {
+    return __builtin_ctzll(sets[tree * kBlock + static_cast<size_t>(r)]);
+  }
+  int LeafAt(size_t tree, int position) const { return leaf_by_position_[first_position_[tree] + static_cast<size_t>(position)]; }
+  double ValueAt(size_t tree, int position) const {
+    return value_by_position_[first_position_[tree] + static_cast<size_t>(position)];
+  }
 
  private:
   struct Mask {
     uint32_t tree;
-    uint64_t keep;  // the leaves still reachable once this node sends the row right
+    uint64_t clear;  // the leaves a row can no longer reach once this node sends it right
   };
   struct Threshold {
     double value;
@@ -53,7 +61,7 @@ class QuickScorer {
   struct CategoricalNode {
     uint32_t tree;
     int node;
-    uint64_t keep;
+    uint64_t clear;
   };
   struct FeatureNodes {
     std::vector<Threshold> by_threshold;  // ascending
@@ -66,7 +74,9 @@ class QuickScorer {
   std::vector<FeatureNodes> features_;
   std::vector<int> split_features_;                  // the features some node splits on
   std::vector<uint64_t> all_leaves_;                 // per tree: every leaf
-  std::vector<std::vector<int>> leaf_by_position_;   // per tree: left-to-right position -> leaf index
+  std::vector<int> leaf_by_position_;                // left-to-right position -> leaf index, tree after tree
+  std::vector<double> value_by_position_;            // left-to-right position -> leaf value, tree after tree
+  std::vector<size_t> first_position_;               // per tree: where its positions start
 };
 
 }  // namespace engine
