@@ -9,31 +9,6 @@ namespace treescore {
 namespace engine {
 namespace {
 
-bool IsZero(double value) { return value >= -kZeroThreshold && value <= kZeroThreshold; }
-
-int NumericalChild(const Tree& tree, int node, double value) {
-  const uint8_t decision = tree.decision_type[node];
-  const auto missing = static_cast<MissingType>((decision >> 2) & 3);
-  if (std::isnan(value) && missing != MissingType::kNaN) value = 0.0;
-  if ((missing == MissingType::kZero && IsZero(value)) || (missing == MissingType::kNaN && std::isnan(value))) {
-    return (decision & kDefaultLeftMask) ? tree.left_child[node] : tree.right_child[node];
-  }
-  return value <= tree.threshold[node] ? tree.left_child[node] : tree.right_child[node];
-}
-
-int CategoricalChild(const Tree& tree, int node, double value) {
-  // NaN goes right. LightGBM truncates the value to int; on x86 a value outside int's range
-  // becomes INT_MIN, which is negative and goes right too, as does any value <= -1.
-  if (std::isnan(value) || value <= -1.0 || value >= 2147483648.0) return tree.right_child[node];
-  const int category = static_cast<int>(value);
-  const int split = static_cast<int>(tree.threshold[node]);
-  const int first = tree.cat_boundaries[split];
-  const int words = tree.cat_boundaries[split + 1] - first;
-  const int word = category / 32;
-  if (word < words && ((tree.cat_threshold[first + word] >> (category % 32)) & 1u)) return tree.left_child[node];
-  return tree.right_child[node];
-}
-
 double Sigmoid(double sigmoid, double x) { return 1.0 / (1.0 + std::exp(-sigmoid * x)); }
 
 }  // namespace
@@ -41,7 +16,11 @@ double Sigmoid(double sigmoid, double x) { return 1.0 / (1.0 + std::exp(-sigmoid
 ExactScorer::ExactScorer(Forest forest, Layout layout) : forest_(std::make_shared<const Forest>(std::move(forest))) {
   const bool fits = QuickScorer::Fits(*forest_);
   if (layout == Layout::kQuickScorer && !fits) throw std::invalid_argument("a tree has more than 64 leaves");
-  if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) quick_ = std::make_unique<QuickScorer>(forest_);
+  if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) {
+    quick_ = std::make_unique<QuickScorer>(forest_);
+  } else {
+    walker_ = std::make_unique<NodeWalker>(*forest_);
+  }
   for (const Tree& tree : forest_->trees) {
     first_leaf_.push_back(leaf_values_.size());
     leaf_values_.insert(leaf_values_.end(), tree.leaf_value.begin(), tree.leaf_value.end());
@@ -98,26 +77,10 @@ void ExactScorer::ForEachBlock(const double* rows, int64_t num_rows, int num_col
       quick_->EvaluateBlock(block.data(), n, num_cols, &scratch);
       visit(r0, n, count, QuickLeaves{quick_.get(), scratch.data(), first_tree});
     } else {
-      for (int r = 0; r < n; ++r) {
-        for (size_t t = 0; t < num_trees; ++t) {
-          leaves[static_cast<size_t>(r) * num_trees + t] =
-              LeafOf(forest_->trees[first_tree + t], block.data() + static_cast<size_t>(r) * num_cols);
-        }
-      }
+      walker_->LeavesOf(block.data(), n, num_cols, first_tree, num_trees, leaves.data());
       visit(r0, n, count, WalkedLeaves{leaves.data(), num_trees, first_tree, leaf_values_.data(), first_leaf_.data()});
     }
   }
-}
-
-int LeafOf(const Tree& tree, const double* row) {
-  if (tree.num_leaves <= 1) return 0;
-  int node = 0;
-  while (node >= 0) {
-    const double value = row[tree.split_feature[node]];
-    node = (tree.decision_type[node] & kCategoricalMask) ? CategoricalChild(tree, node, value)
-                                                         : NumericalChild(tree, node, value);
-  }
-  return ~node;
 }
 
 void ExactScorer::Range(Iterations iterations, int* first, int* count) const {

@@ -1,7 +1,7 @@
 // treescore's exact evaluator: scores a dense row-major batch the way LightGBM's predictor does,
-// bit for bit, without LightGBM. This is the portable scalar path: a node walk per tree with
-// LightGBM's decision rules, trees summed per class as a left fold in iteration order, the
-// objective's transform applied last through the same libm. Faster layouts build on it.
+// bit for bit, without LightGBM. Each row's leaves come from one of two layouts (QuickScorer or
+// the node walk), its trees are summed per class as a left fold in iteration order, and the
+// objective's transform is applied last through the same libm.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "forest.h"
+#include "node_walker.h"
 #include "quick_scorer.h"
 
 namespace treescore {
@@ -56,7 +57,8 @@ class ExactScorer {
   void ForEachBlock(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, Visit visit) const;
 
   std::shared_ptr<const Forest> forest_;
-  std::unique_ptr<QuickScorer> quick_;
+  std::unique_ptr<QuickScorer> quick_;   // one of the two layouts
+  std::unique_ptr<NodeWalker> walker_;
   // Every tree's leaf values in one array, tree after tree, so summing reads no tree structure.
   std::vector<double> leaf_values_;
   std::vector<size_t> first_leaf_;  // per tree: where its values start in leaf_values_
@@ -71,8 +73,6 @@ inline double AsLightGbmReadsIt(double value) {
   return (value > kZeroThreshold || value < -kZeroThreshold || value != value) ? value : 0.0;
 }
 
-// The leaf a row reaches in one tree.
-int LeafOf(const Tree& tree, const double* row);
 
 }  // namespace engine
 }  // namespace treescore

@@ -23,20 +23,15 @@ bool GoesRightWhenNaN(const Tree& tree, int node) {
   return !(0.0 <= tree.threshold[node]);  // None: NaN reads as 0.0
 }
 
-bool GoesRightWhenZero(const Tree& tree, int node) {
-  const uint8_t d = tree.decision_type[node];
-  const auto missing = static_cast<MissingType>((d >> 2) & 3);
-  if (missing == MissingType::kZero) return !(d & kDefaultLeftMask);
-  return !(0.0 <= tree.threshold[node]);
+bool ZeroIsMissing(const Tree& tree, int node) {
+  return static_cast<MissingType>((tree.decision_type[node] >> 2) & 3) == MissingType::kZero;
 }
 
-bool CategoricalGoesLeft(const Tree& tree, int node, double value) {
-  if (std::isnan(value) || value <= -1.0 || value >= 2147483648.0) return false;
-  const int category = static_cast<int>(value);
-  const int split = static_cast<int>(tree.threshold[node]);
-  const int first = tree.cat_boundaries[split];
-  const int word = category / 32;
-  return word < tree.cat_boundaries[split + 1] - first && ((tree.cat_threshold[first + word] >> (category % 32)) & 1u);
+// The category LightGBM reads from a value, or -1 for one that goes right at every categorical
+// node: NaN, and on x86 any value outside int's range (it truncates to INT_MIN) or <= -1.
+int64_t CategoryOf(double value) {
+  if (std::isnan(value) || value <= -1.0 || value >= 2147483648.0) return -1;
+  return static_cast<int64_t>(static_cast<int>(value));
 }
 
 }  // namespace
@@ -74,11 +69,17 @@ QuickScorer::QuickScorer(std::shared_ptr<const Forest> shared) : forest_(std::mo
       const Mask mask{static_cast<uint32_t>(t), Bits(left.first, left.second)};
       FeatureNodes& nodes = features_[static_cast<size_t>(tree.split_feature[child])];
       if (tree.decision_type[child] & kCategoricalMask) {
-        nodes.categorical.push_back({mask.tree, child, mask.clear});
+        const int split = static_cast<int>(tree.threshold[child]);
+        const auto first = tree.cat_boundaries[static_cast<size_t>(split)];
+        const auto end = tree.cat_boundaries[static_cast<size_t>(split) + 1];
+        nodes.categorical.push_back({mask.tree, mask.clear, static_cast<uint32_t>(cat_words_.size()),
+                                     static_cast<uint32_t>(end - first)});
+        cat_words_.insert(cat_words_.end(), tree.cat_threshold.begin() + first, tree.cat_threshold.begin() + end);
       } else {
-        nodes.by_threshold.push_back({tree.threshold[child], mask});
+        const bool zero_is_missing = ZeroIsMissing(tree, child);
+        (zero_is_missing ? nodes.by_threshold_zero_missing : nodes.by_threshold).push_back({tree.threshold[child], mask});
         if (GoesRightWhenNaN(tree, child)) nodes.right_when_nan.push_back(mask);
-        if (GoesRightWhenZero(tree, child)) nodes.right_when_zero.push_back(mask);
+        if (zero_is_missing && !(tree.decision_type[child] & kDefaultLeftMask)) nodes.right_when_zero.push_back(mask);
       }
       return {left.first, right.second};
     };
@@ -86,9 +87,12 @@ QuickScorer::QuickScorer(std::shared_ptr<const Forest> shared) : forest_(std::mo
   }
   for (size_t f = 0; f < features_.size(); ++f) {
     FeatureNodes& nodes = features_[f];
-    std::stable_sort(nodes.by_threshold.begin(), nodes.by_threshold.end(),
-                     [](const Threshold& a, const Threshold& b) { return a.value < b.value; });
-    if (!nodes.by_threshold.empty() || !nodes.categorical.empty()) split_features_.push_back(static_cast<int>(f));
+    for (auto* list : {&nodes.by_threshold, &nodes.by_threshold_zero_missing}) {
+      std::stable_sort(list->begin(), list->end(), [](const Threshold& a, const Threshold& b) { return a.value < b.value; });
+    }
+    if (!nodes.by_threshold.empty() || !nodes.by_threshold_zero_missing.empty() || !nodes.categorical.empty()) {
+      split_features_.push_back(static_cast<int>(f));
+    }
   }
 }
 
@@ -121,6 +125,22 @@ struct TreeSets {
   uint64_t& operator[](int r) { return half[r / kHalf][r % kHalf]; }
 };
 
+// Every node of `ascending` whose threshold a row's value is above sends that row right. Scans in
+// threshold order and stops at the first threshold no row is above.
+inline __attribute__((always_inline)) void ScanThresholds(const std::vector<QuickScorer::Threshold>& ascending,
+                                                          const Lanes* x, TreeSets* sets) {
+  double largest = -std::numeric_limits<double>::infinity();  // NaN lanes never count
+  for (int r = 0; r < QuickScorer::kBlock; ++r) {
+    const double v = x[r / kHalf][r % kHalf];
+    largest = v > largest ? v : largest;
+  }
+  for (const QuickScorer::Threshold& t : ascending) {
+    if (!(t.value < largest)) break;
+    const Sets above[2] = {reinterpret_cast<Sets>(x[0] > t.value), reinterpret_cast<Sets>(x[1] > t.value)};
+    sets[t.mask.tree].ClearWhere(above, t.mask.clear);
+  }
+}
+
 }  // namespace
 
 // On x86-64, compiled for AVX-512, AVX2 and the baseline, and the loader picks the best the CPU
@@ -135,7 +155,7 @@ void QuickScorer::EvaluateBlock(const double* rows, int num_rows, int num_cols, 
   const double nan = std::nan("");
   for (int f : split_features_) {
     const FeatureNodes& nodes = features_[static_cast<size_t>(f)];
-    Lanes x[2];
+    Lanes x[2] = {};
     for (int r = 0; r < kBlock; ++r) {
       // Lanes past the block's rows read as NaN and their results are never used.
       x[r / kHalf][r % kHalf] = r < num_rows ? rows[static_cast<size_t>(r) * num_cols + f] : nan;
@@ -153,22 +173,22 @@ void QuickScorer::EvaluateBlock(const double* rows, int num_rows, int num_cols, 
     if (any_zero) {
       for (const Mask& m : nodes.right_when_zero) sets[m.tree].ClearWhere(is_zero, m.clear);
     }
-    // Zeros went where their lists sent them; as NaN they compare false with every threshold below.
-    const Lanes compared[2] = {x[0] == 0.0 ? Lanes{} + nan : x[0], x[1] == 0.0 ? Lanes{} + nan : x[1]};
-    double largest = -std::numeric_limits<double>::infinity();  // of the lanes that compare
-    for (int r = 0; r < kBlock; ++r) {
-      const double v = compared[r / kHalf][r % kHalf];
-      largest = v > largest ? v : largest;
+    // NaN lanes compare false with every threshold, so the lists above alone move them.
+    ScanThresholds(nodes.by_threshold, x, sets);
+    if (!nodes.by_threshold_zero_missing.empty()) {
+      // Zeros went where right_when_zero sent them; as NaN they compare false here too.
+      const Lanes nonzero[2] = {x[0] == 0.0 ? Lanes{} + nan : x[0], x[1] == 0.0 ? Lanes{} + nan : x[1]};
+      ScanThresholds(nodes.by_threshold_zero_missing, nonzero, sets);
     }
-    for (const Threshold& t : nodes.by_threshold) {  // ascending: stop at the first no row is above
-      if (!(t.value < largest)) break;
-      const Sets above[2] = {reinterpret_cast<Sets>(compared[0] > t.value), reinterpret_cast<Sets>(compared[1] > t.value)};
-      sets[t.mask.tree].ClearWhere(above, t.mask.clear);
-    }
-    for (const CategoricalNode& c : nodes.categorical) {
-      for (int r = 0; r < num_rows; ++r) {
-        if (!CategoricalGoesLeft(forest_->trees[c.tree], c.node, x[r / kHalf][r % kHalf])) {
-          sets[c.tree][r] &= ~c.clear;
+    if (!nodes.categorical.empty()) {
+      int64_t category[kBlock];
+      for (int r = 0; r < kBlock; ++r) category[r] = CategoryOf(x[r / kHalf][r % kHalf]);
+      for (const CategoricalNode& c : nodes.categorical) {
+        const uint32_t* words = cat_words_.data() + c.first_word;
+        for (int r = 0; r < kBlock; ++r) {  // a category in the node's set goes left; any other right
+          const int64_t word = category[r] >> 5;
+          const bool left = category[r] >= 0 && word < c.num_words && ((words[word] >> (category[r] & 31)) & 1u);
+          if (!left) sets[c.tree][r] &= ~c.clear;
         }
       }
     }

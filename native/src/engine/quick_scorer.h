@@ -49,7 +49,7 @@ class QuickScorer {
     return value_by_position_[first_position_[tree] + static_cast<size_t>(position)];
   }
 
- private:
+  // A node's effect on its tree's leaf set when it sends a row right, and its threshold.
   struct Mask {
     uint32_t tree;
     uint64_t clear;  // the leaves a row can no longer reach once this node sends it right
@@ -58,21 +58,28 @@ class QuickScorer {
     double value;
     Mask mask;
   };
+
+ private:
   struct CategoricalNode {
     uint32_t tree;
-    int node;
     uint64_t clear;
+    uint32_t first_word;  // the node's category bitset: cat_words_[first_word, first_word + num_words)
+    uint32_t num_words;
   };
+  // A feature's nodes. A zero is an ordinary value to nodes of missing type None or NaN, which
+  // compare it with their threshold; only nodes of missing type Zero send it the default way.
   struct FeatureNodes {
-    std::vector<Threshold> by_threshold;  // ascending
-    std::vector<Mask> right_when_nan;
-    std::vector<Mask> right_when_zero;
+    std::vector<Threshold> by_threshold;               // missing type None or NaN, ascending
+    std::vector<Threshold> by_threshold_zero_missing;  // missing type Zero, ascending
+    std::vector<Mask> right_when_nan;                  // every numerical node that sends a NaN right
+    std::vector<Mask> right_when_zero;                 // missing type Zero nodes that send a zero right
     std::vector<CategoricalNode> categorical;
   };
 
   std::shared_ptr<const Forest> forest_;
   std::vector<FeatureNodes> features_;
   std::vector<int> split_features_;                  // the features some node splits on
+  std::vector<uint32_t> cat_words_;                  // every categorical node's bitset, one after another
   std::vector<uint64_t> all_leaves_;                 // per tree: every leaf
   std::vector<int> leaf_by_position_;                // left-to-right position -> leaf index, tree after tree
   std::vector<double> value_by_position_;            // left-to-right position -> leaf value, tree after tree

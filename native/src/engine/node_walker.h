@@ -1,0 +1,48 @@
+// The engine's layout for any tree: each row walks each tree from the root, LightGBM's decision
+// rules at every node. Nodes are flat records, one array for the forest, and a block of rows
+// walks a tree side by side, so the rows' independent walks overlap instead of waiting on each
+// other's loads and branches.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "forest.h"
+
+namespace treescore {
+namespace engine {
+
+class NodeWalker {
+ public:
+  explicit NodeWalker(const Forest& forest);
+
+  // For `num_rows` consecutive rows of `num_cols` doubles, already read as LightGBM reads them,
+  // the leaf index each reaches in each tree first_tree + t: leaves[r * num_trees + t].
+  void LeavesOf(const double* rows, int num_rows, int num_cols, size_t first_tree, size_t num_trees,
+                int* leaves) const;
+
+  // The leaf one row reaches in one tree.
+  int LeafOf(size_t tree, const double* row) const;
+
+ private:
+  struct Node {
+    double threshold;   // numerical nodes
+    int32_t feature;
+    int32_t left;       // a node of the same tree, or ~leaf
+    int32_t right;
+    uint8_t decision;   // LightGBM's decision_type bits
+    uint32_t first_word;  // categorical nodes: the category bitset, cat_words_[first_word, + num_words)
+    uint32_t num_words;
+  };
+
+  int Child(const Node& node, double value) const;
+
+  std::vector<Node> nodes_;           // every tree's nodes, tree after tree
+  std::vector<size_t> first_node_;    // per tree: where its nodes start
+  std::vector<bool> single_leaf_;     // per tree: it never split
+  std::vector<uint32_t> cat_words_;
+};
+
+}  // namespace engine
+}  // namespace treescore
