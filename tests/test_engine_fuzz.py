@@ -41,6 +41,8 @@ def test_engine_equals_lightgbm_bit_for_bit(name, layout):
     for kind, args in (("prediction", {}), ("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True})):
         expected = booster.predict(x, **args)
         assert_same_bits(engine.predict(x, kind).reshape(expected.shape), expected, f"{name} {kind}")
+        two_threads = engine.predict(x, kind, num_threads=2)  # rows split in two: the same bits
+        assert_same_bits(two_threads.reshape(expected.shape), expected, f"{name} {kind} on 2 threads")
         for start, count in ((1, 3), (total // 2, -1), (total + 5, 2)):
             expected = booster.predict(x, start_iteration=start, num_iteration=count, **args)
             got = engine.predict(x, kind, start_iteration=start, num_iterations=count)

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "../src/booster.h"
-#include "../src/engine/exact_scorer.h"
+#include "../src/engine/engine_predictor.h"
 #include "../src/lightgbm_error.h"
 
 namespace py = pybind11;
@@ -24,7 +24,9 @@ PredictKind KindFromName(const std::string& name) {
   throw py::value_error("kind must be one of prediction, raw, leaf, contrib; got '" + name + "'");
 }
 
-py::array_t<double> Predict(const Booster& booster,
+// Scores with either engine (Booster or EnginePredictor): the same Predictor calls the JVM makes.
+template <typename Model>
+py::array_t<double> Predict(const Model& model,
                             py::array_t<double, py::array::c_style | py::array::forcecast> rows,
                             const std::string& kind_name, int start_iteration, int num_iterations, int num_threads) {
   if (rows.ndim() != 2) throw py::value_error("rows must be a 2-d array");
@@ -32,36 +34,13 @@ py::array_t<double> Predict(const Booster& booster,
   const IterationRange range{start_iteration, num_iterations};
   const auto num_rows = static_cast<int32_t>(rows.shape(0));
   const auto num_cols = static_cast<int32_t>(rows.shape(1));
-  const int64_t per_row = booster.OutputsPerRow(kind, range);
+  const int64_t per_row = model.OutputsPerRow(kind, range);
   py::array_t<double> out({static_cast<py::ssize_t>(num_rows), static_cast<py::ssize_t>(per_row)});
   const double* in_data = rows.data();
   double* out_data = out.mutable_data();
   {
     py::gil_scoped_release release;
-    booster.Predict(in_data, num_rows, num_cols, kind, range, num_threads, out_data,
-                    static_cast<int64_t>(num_rows) * per_row);
-  }
-  return out;
-}
-
-py::array_t<double> EnginePredict(const treescore::engine::ExactScorer& scorer,
-                                  py::array_t<double, py::array::c_style | py::array::forcecast> rows,
-                                  const std::string& kind_name, int start_iteration, int num_iterations) {
-  if (rows.ndim() != 2) throw py::value_error("rows must be a 2-d array");
-  const PredictKind kind = KindFromName(kind_name);
-  if (kind == PredictKind::kContrib) throw py::value_error("treescore's engine does not compute contributions yet");
-  const treescore::engine::Iterations iterations{start_iteration, num_iterations};
-  const int64_t num_rows = rows.shape(0);
-  const int num_cols = static_cast<int>(rows.shape(1));
-  const int64_t per_row = kind == PredictKind::kLeaf ? scorer.LeafOutputsPerRow(iterations) : scorer.RawOutputsPerRow();
-  py::array_t<double> out({static_cast<py::ssize_t>(num_rows), static_cast<py::ssize_t>(per_row)});
-  const double* in_data = rows.data();
-  double* out_data = out.mutable_data();
-  {
-    py::gil_scoped_release release;
-    if (kind == PredictKind::kLeaf) scorer.PredictLeaf(in_data, num_rows, num_cols, iterations, out_data);
-    else if (kind == PredictKind::kRaw) scorer.PredictRaw(in_data, num_rows, num_cols, iterations, out_data);
-    else scorer.Predict(in_data, num_rows, num_cols, iterations, out_data);
+    model.Predict(in_data, num_rows, num_cols, kind, range, num_threads, out_data, static_cast<int64_t>(num_rows) * per_row);
   }
   return out;
 }
@@ -77,24 +56,27 @@ PYBIND11_MODULE(_native, m) {
            "Loads a model from LightGBM's text format.")
       .def_property_readonly("num_features", &Booster::num_features)
       .def_property_readonly("num_classes", &Booster::num_classes)
-      .def("predict", &Predict, py::arg("rows"), py::arg("kind") = "prediction", py::arg("start_iteration") = 0,
+      .def("predict", &Predict<Booster>, py::arg("rows"), py::arg("kind") = "prediction", py::arg("start_iteration") = 0,
            py::arg("num_iterations") = -1, py::arg("num_threads") = 1,
            "Scores a 2-d float64 array; returns an array of shape (rows, outputs per row).");
 
   // std::invalid_argument (a model the engine cannot read or evaluate) becomes ValueError.
-  py::class_<treescore::engine::ExactScorer>(m, "ExactScorer")
+  using treescore::engine::EnginePredictor;
+  py::class_<EnginePredictor>(m, "ExactScorer")
       .def(py::init([](const std::string& text, const std::string& layout) {
              using treescore::engine::Layout;
              const Layout chosen = layout == "auto" ? Layout::kAuto
                                    : layout == "node walk" ? Layout::kNodeWalk
                                    : layout == "quickscorer" ? Layout::kQuickScorer
                                    : throw py::value_error("layout must be auto, node walk or quickscorer; got '" + layout + "'");
-             return std::make_unique<treescore::engine::ExactScorer>(treescore::engine::Forest::Parse(text), chosen);
+             return EnginePredictor::FromModelText(text, chosen);
            }),
            py::arg("model_text"), py::arg("layout") = "auto",
-           "treescore's own exact evaluator, built from LightGBM's text format.")
-      .def_property_readonly("layout", &treescore::engine::ExactScorer::layout_name)
-      .def("predict", &EnginePredict, py::arg("rows"), py::arg("kind") = "prediction", py::arg("start_iteration") = 0,
-           py::arg("num_iterations") = -1,
+           "treescore's own exact engine, built from LightGBM's text format (the engine executors run).")
+      .def_property_readonly("layout", [](const EnginePredictor& p) { return p.scorer().layout_name(); })
+      .def_property_readonly("num_features", &EnginePredictor::num_features)
+      .def_property_readonly("num_classes", &EnginePredictor::num_classes)
+      .def("predict", &Predict<EnginePredictor>, py::arg("rows"), py::arg("kind") = "prediction",
+           py::arg("start_iteration") = 0, py::arg("num_iterations") = -1, py::arg("num_threads") = 1,
            "Scores a 2-d float64 array without LightGBM; bit-identical to Booster.predict.");
 }
