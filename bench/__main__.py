@@ -1,4 +1,4 @@
-"""python -m bench [--quick | --smoke] [--out DIR] [--only A,B,C,batch,scaling] [--merge] [--render]"""
+"""python -m bench [--quick | --smoke] [--out DIR] [--only A,B,C,batch,scaling,engines] [--merge] [--render]"""
 import argparse
 import datetime
 import json
@@ -10,13 +10,13 @@ import time
 from dataclasses import asdict
 from typing import List
 
-from bench import data, machine, merge, models, plots, report, session, sweeps, workloads
+from bench import data, engines, machine, merge, models, plots, report, session, sweeps, workloads
 from bench.config import MODES
 from bench.timing import Result
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SECTIONS = {"A": workloads.workload_a, "B": workloads.workload_b, "C": workloads.workload_c,
-            "batch": sweeps.batch_size, "scaling": sweeps.scaling}
+            "batch": sweeps.batch_size, "scaling": sweeps.scaling, "engines": engines.native_engines}
 
 
 def _parser() -> argparse.ArgumentParser:

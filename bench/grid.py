@@ -100,11 +100,11 @@ def map_in_arrow_loop(frame, ctx, levels):
     return frame.mapInArrow(score_partition, "id long, discount double, prediction double")
 
 
-def limit(ensemble, matrix: np.ndarray, levels, threads: int) -> np.ndarray:
+def limit(ensemble, matrix: np.ndarray, levels, threads: int, engine: str = "lightgbm") -> np.ndarray:
     class Model:  # the limit's ensemble, predicting with every thread
         @staticmethod
         def predict(x):
-            return ensemble.predict(x, num_threads=threads)
+            return ensemble.predict(x, num_threads=threads, engine=engine)
 
     return _predict_grid(Model, matrix, np.asarray(levels, dtype=np.float64))
 

@@ -23,6 +23,7 @@ METHODS = {
     "treescore_fallback": "treescore, rule off (row at a time)",
     "treescore_batched": "treescore batched",
     "limit": "limit: LightGBM predict in memory",
+    "limit_engine": "limit: treescore's engine in memory",
 }
 
 # How each method gets its models, for the report.
@@ -35,6 +36,7 @@ MODEL_LOADING = {
     "treescore_fallback": "once per executor JVM (treescore's model cache); spark.treescore.batch.enabled=false",
     "treescore_batched": "once per executor JVM (treescore's model cache); one BatchScore operator for all 3",
     "limit": "Booster.predict(num_threads=2) on a float64 C-contiguous matrix in memory, outside Spark",
+    "limit_engine": "treescore's engine (ExactScorer.predict, num_threads=2) on the same matrix, outside Spark",
 }
 
 

@@ -22,12 +22,15 @@ class Ensemble:
     weights: Tuple[float, ...]
     feature_names: List[str]
     boosters: list = field(default_factory=list)  # lightgbm.Booster, for the limit
+    engines: list = field(default_factory=list)  # treescore._native.ExactScorer, for the engine's limit
 
-    def predict(self, matrix: np.ndarray, num_threads: int) -> np.ndarray:
-        """The weighted mean of the members' predictions, summed in the order treescore's query uses."""
+    def predict(self, matrix: np.ndarray, num_threads: int, engine: str = "lightgbm") -> np.ndarray:
+        """The weighted mean of the members' predictions, summed in the order treescore's query uses,
+        by LightGBM's predict or treescore's engine (the same bits)."""
+        members = self.boosters if engine == "lightgbm" else self.engines
         total = None
-        for weight, booster in zip(self.weights, self.boosters):
-            part = weight * booster.predict(matrix, num_threads=num_threads)
+        for weight, member in zip(self.weights, members):
+            part = weight * member.predict(matrix, num_threads=num_threads).reshape(-1)
             total = part if total is None else total + part
         return total
 
@@ -72,5 +75,7 @@ def load_or_train(sizes: Sizes, log=print) -> Ensemble:
     for path in paths:
         with open(path) as f:
             texts.append(f.read())
+    from treescore import _native
+
     boosters = [lgb.Booster(model_str=t) for t in texts]
-    return Ensemble(tuple(texts), WEIGHTS, names, boosters)
+    return Ensemble(tuple(texts), WEIGHTS, names, boosters, [_native.ExactScorer(t) for t in texts])

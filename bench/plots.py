@@ -9,7 +9,7 @@ from bench.timing import Result
 TITLES = {"A": "A: cached DataFrame, noop write", "B": "B: Parquet in, score, Parquet out",
           "C": f"C: what-if grid, {GRID_LEVELS} levels per row"}
 
-COLORS = {"treescore_batched": "tab:green", "treescore_batched_exploded": "tab:olive", "limit": "black",
+COLORS = {"treescore_batched": "tab:green", "treescore_batched_exploded": "tab:olive", "limit": "black", "limit_engine": "dimgray",
           "map_in_pandas": "tab:blue", "map_in_arrow": "tab:cyan", "treescore_fallback": "tab:gray"}
 
 

@@ -62,9 +62,9 @@ class Bench:
         return result
 
     def limit_result(self, workload: str, rows: int, action: Callable[[], None], warm_up: Callable[[], None],
-                     note: str = "") -> Result:
+                     note: str = "", method: str = "limit") -> Result:
         """The limit runs in this process: its memory is this process's RSS alone."""
-        result = measure(Result(workload, "limit", rows, note=note), action, self.sizes.runs, os.getpid(),
+        result = measure(Result(workload, method, rows, note=note), action, self.sizes.runs, os.getpid(),
                          with_children=False, warm_up=warm_up if self.sizes.warm_rows else None, log=self.log)
         self.results.append(result)
         return result
@@ -117,6 +117,8 @@ def workload_a(bench: Bench) -> None:
     started = time.perf_counter()  # one single-thread predict: how much do LightGBM's 2 threads give here?
     ctx.ensemble.predict(matrix, num_threads=1)
     bench.diagnostics["limit_one_thread_rows_per_second"] = sizes.rows_a / (time.perf_counter() - started)
+    bench.limit_result("A", sizes.rows_a, lambda: ctx.ensemble.predict(matrix, CORES, engine="treescore"),
+                       warm_up=lambda: ctx.ensemble.predict(small, CORES, engine="treescore"), method="limit_engine")
     if limit.ok:
         bench.diagnostics["limit_rows_per_second"] = limit.rows_per_second
     checks.agreement(bench, "A", frame, matrix)
@@ -149,6 +151,9 @@ def workload_b(bench: Bench) -> None:
     small = matrix[: max(1, sizes.warm_rows)]
     bench.limit_result("B", sizes.rows_b, lambda: ctx.ensemble.predict(matrix, num_threads=CORES),
                        warm_up=lambda: ctx.ensemble.predict(small, num_threads=CORES), note="predict only, no I/O")
+    bench.limit_result("B", sizes.rows_b, lambda: ctx.ensemble.predict(matrix, CORES, engine="treescore"),
+                       warm_up=lambda: ctx.ensemble.predict(small, CORES, engine="treescore"),
+                       note="predict only, no I/O", method="limit_engine")
 
 
 def workload_c(bench: Bench) -> None:
@@ -175,6 +180,9 @@ def workload_c(bench: Bench) -> None:
     bench.limit_result("C", sizes.rows_c, lambda: grid.limit(ctx.ensemble, matrix, levels, CORES),
                        warm_up=lambda: grid.limit(ctx.ensemble, small, levels, CORES),
                        note="loop over levels, predict with 2 threads")
+    bench.limit_result("C", sizes.rows_c, lambda: grid.limit(ctx.ensemble, matrix, levels, CORES, "treescore"),
+                       warm_up=lambda: grid.limit(ctx.ensemble, small, levels, CORES, "treescore"),
+                       note="loop over levels, 2 engine threads", method="limit_engine")
     checks.grid_agreement(bench, frame, matrix, levels)
     for cached in (warm, sample, frame):
         if cached is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The names latest.md gives the eight methods (bench/methods.py METHODS).
+# The names latest.md gives the methods (bench/methods.py METHODS).
 METHOD_NAMES = [
     "Python UDF (row at a time)",
     "pandas UDF (Series to Series)",
@@ -21,6 +21,7 @@ METHOD_NAMES = [
     "treescore, rule off (row at a time)",
     "treescore batched",
     "limit: LightGBM predict in memory",
+    "limit: treescore's engine in memory",
 ]
 
 

@@ -1,0 +1,151 @@
+"""The native section: tree engines on the same in-memory matrix, outside Spark.
+
+For each model shape, LightGBM's predict, treescore's engine, lleaves and tl2cgen score one
+float64 matrix with 1 and with 2 threads, and each engine's share of outputs bit-identical to
+LightGBM's is recorded. lleaves (which needs llvmlite<0.45) and tl2cgen are optional: a shape
+reports them as not installed when they are missing. Models are trained once and cached in
+bench/.cache/models/, as the ensemble is.
+"""
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, Optional
+
+import numpy as np
+
+from bench import data
+from bench.config import CORES, Sizes
+from bench.models import CACHE_DIR
+from bench.timing import Result, measure
+
+WORKLOAD = "engines"
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    trees: int
+    leaves: int
+    features: int
+    classes: int = 1
+    categorical: int = 0  # leading columns that hold integer category codes (0..299)
+
+
+SHAPES = [
+    Shape("A's member: 300 trees x 31 leaves, 200 features", 300, 31, 200),
+    Shape("1,000 trees x 15 leaves", 1000, 15, 200),
+    Shape("100 trees x 255 leaves", 100, 255, 200),
+    Shape("10 classes, 50 iterations x 31 leaves", 50, 31, 100, classes=10),
+    Shape("categorical: 200 trees x 31 leaves, 5 of 50 features categorical", 200, 31, 50, categorical=5),
+]
+
+
+def _rows(shape: Shape, count: int, seed: int) -> np.ndarray:
+    x = data.features(count, shape.features, seed)
+    if shape.categorical:
+        rng = np.random.default_rng(seed + 1)
+        x[:, :shape.categorical] = rng.integers(0, 300, size=(count, shape.categorical))
+    return x
+
+
+def _train(shape: Shape, sizes: Sizes, log) -> str:
+    import lightgbm as lgb
+
+    trees = max(2, shape.trees // 10) if sizes.mode == "smoke" else shape.trees
+    key = f"engine-{shape.trees}t-{shape.leaves}l-{shape.features}f-{shape.classes}c-{shape.categorical}cat-{trees}-v1"
+    path = os.path.join(CACHE_DIR, key + ".txt")
+    if not os.path.isfile(path):
+        log(f"training {shape.name} ({trees} iterations; cached afterwards in {path})")
+        x = _rows(shape, 20_000, seed=31)
+        y = data.target(x, seed=32)
+        if shape.categorical:
+            y = y + (x[:, 0] % 7)
+        params = {"objective": "regression", "num_leaves": shape.leaves, "min_data_in_leaf": 5, "max_bin": 63,
+                  "learning_rate": 0.1, "num_threads": CORES, "verbose": -1, "seed": 3}
+        if shape.classes > 1:
+            y = np.digitize(y, np.quantile(y, np.linspace(0, 1, shape.classes + 1)[1:-1]))
+            params.update(objective="multiclass", num_class=shape.classes)
+        dataset = lgb.Dataset(x, y, categorical_feature=list(range(shape.categorical)) or "auto")
+        os.makedirs(CACHE_DIR, exist_ok=True)
+        lgb.train(params, dataset, trees).save_model(path + ".tmp")
+        os.replace(path + ".tmp", path)
+    with open(path) as f:
+        return f.read()
+
+
+def _lleaves(text: str, work: str) -> Optional[Callable[[np.ndarray, int], np.ndarray]]:
+    try:
+        import lleaves
+    except ImportError:
+        return None
+    path = os.path.join(work, "model.txt")
+    with open(path, "w") as f:
+        f.write(text)
+    model = lleaves.Model(model_file=path)
+    model.compile(cache=os.path.join(work, "lleaves.o"))
+    return lambda x, threads: model.predict(x, n_jobs=threads)
+
+
+def _tl2cgen(text: str, work: str) -> Optional[Callable[[np.ndarray, int], np.ndarray]]:
+    try:
+        import tl2cgen
+        import treelite
+    except ImportError:
+        return None
+    path = os.path.join(work, "model.txt")
+    with open(path, "w") as f:
+        f.write(text)
+    model = treelite.frontend.load_lightgbm_model(path)
+    library = os.path.join(work, "tl2cgen.so")
+    tl2cgen.export_lib(model, toolchain="gcc", libpath=library, params={"parallel_comp": CORES})
+    predictors = {threads: tl2cgen.Predictor(library, nthread=threads) for threads in (1, CORES)}
+    return lambda x, threads: predictors[threads].predict(tl2cgen.DMatrix(x, dtype="float64"))
+
+
+def native_engines(bench) -> None:
+    """Every shape, every engine, 1 and 2 threads; appends Results and records identical shares."""
+    import lightgbm as lgb
+
+    from treescore import _native
+
+    sizes = bench.sizes
+    rows = min(sizes.rows_a, 100_000)
+    identical: Dict[str, Dict[str, float]] = bench.diagnostics.setdefault("engine_identical", {})
+    layouts: Dict[str, str] = bench.diagnostics.setdefault("engine_layouts", {})
+    for shape in SHAPES:
+        text = _train(shape, sizes, bench.log)
+        matrix = _rows(shape, rows, seed=41)
+        booster = lgb.Booster(model_str=text)
+        engine = _native.ExactScorer(text)
+        layouts[shape.name] = engine.layout
+        expected = booster.predict(matrix, num_threads=1).reshape(rows, -1)
+        with tempfile.TemporaryDirectory(prefix="treescore-engines-") as work:
+            started = time.perf_counter()
+            candidates = {
+                "lightgbm": lambda x, threads: booster.predict(x, num_threads=threads),
+                "treescore": lambda x, threads: engine.predict(x, num_threads=threads),
+            }
+            notes = {}
+            for name, build in (("lleaves", _lleaves), ("tl2cgen", _tl2cgen)):
+                try:
+                    predict = build(text, work)
+                    notes[name] = "not installed" if predict is None else ""
+                except Exception as error:  # a compiler that refuses a model is a result, not a crash
+                    predict, notes[name] = None, f"failed: {type(error).__name__}: {str(error)[:120]}"
+                if predict is not None:
+                    candidates[name] = predict
+            bench.log(f"  {shape.name}: layout {engine.layout}; compilers ready in {time.perf_counter() - started:.0f} s")
+            for name in ("lightgbm", "treescore", "lleaves", "tl2cgen"):
+                if name not in candidates:
+                    bench.results.append(Result(WORKLOAD, name, rows, status=notes[name], note=shape.name))
+                    continue
+                predict = candidates[name]
+                got = np.asarray(predict(matrix, 1), dtype=np.float64).reshape(rows, -1)
+                same = got.shape == expected.shape and got.view(np.uint64) == expected.view(np.uint64)
+                identical.setdefault(shape.name, {})[name] = float(np.mean(same)) if got.shape == expected.shape else 0.0
+                for threads in (1, CORES):
+                    result = Result(WORKLOAD, name, rows, note=shape.name, param=threads)
+                    measure(result, lambda: predict(matrix, threads), sizes.runs, os.getpid(), with_children=False,
+                            warm_up=lambda: predict(matrix[: max(1, rows // 10)], threads), log=bench.log)
+                    bench.results.append(result)
