@@ -29,8 +29,7 @@ class NodeWalker {
   struct Node {
     double threshold;   // numerical nodes
     int32_t feature;
-    int32_t left;       // a node of the same tree, or ~leaf
-    int32_t right;
+    int32_t child[2];   // left, right: a node of the same tree, or ~leaf
     uint8_t decision;   // LightGBM's decision_type bits
     uint32_t first_word;  // categorical nodes: the category bitset, cat_words_[first_word, + num_words)
     uint32_t num_words;
