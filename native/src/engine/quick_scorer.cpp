@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -85,6 +86,7 @@ QuickScorer::QuickScorer(std::shared_ptr<const Forest> shared) : forest_(std::mo
     };
     visit(0);
   }
+  cat_words_.push_back(0);  // the pad a node with an empty set may read
   for (size_t f = 0; f < features_.size(); ++f) {
     FeatureNodes& nodes = features_[f];
     for (auto* list : {&nodes.by_threshold, &nodes.by_threshold_zero_missing}) {
@@ -181,15 +183,28 @@ void QuickScorer::EvaluateBlock(const double* rows, int num_rows, int num_cols, 
       ScanThresholds(nodes.by_threshold_zero_missing, nonzero, sets);
     }
     if (!nodes.categorical.empty()) {
-      int64_t category[kBlock];
-      for (int r = 0; r < kBlock; ++r) category[r] = CategoryOf(x[r / kHalf][r % kHalf]);
+      // Each row's category as a bitset word and bit, once per feature; a category that goes
+      // right everywhere gets a word no node has.
+      uint32_t word[kBlock], bit[kBlock];
+      for (int r = 0; r < kBlock; ++r) {
+        const int64_t category = CategoryOf(x[r / kHalf][r % kHalf]);
+        word[r] = category < 0 ? UINT32_MAX : static_cast<uint32_t>(category >> 5);
+        bit[r] = category < 0 ? 0u : 1u << (category & 31);
+      }
       for (const CategoricalNode& c : nodes.categorical) {
+        // A category in the node's set goes left, any other right; computed without branches,
+        // whose outcome a CPU could not predict. Reading word 0 is always in bounds (the words
+        // end with a zero pad), and a word outside the node's set counts as no bit.
         const uint32_t* words = cat_words_.data() + c.first_word;
-        for (int r = 0; r < kBlock; ++r) {  // a category in the node's set goes left; any other right
-          const int64_t word = category[r] >> 5;
-          const bool left = category[r] >= 0 && word < c.num_words && ((words[word] >> (category[r] & 31)) & 1u);
-          if (!left) sets[c.tree][r] &= ~c.clear;
+        uint64_t lanes[kBlock];
+        for (int r = 0; r < kBlock; ++r) {
+          const bool inside = word[r] < c.num_words;
+          const uint32_t found = words[inside ? word[r] : 0] & (inside ? bit[r] : 0u);
+          lanes[r] = found ? 0 : ~uint64_t{0};
         }
+        Sets right[2];
+        std::memcpy(right, lanes, sizeof lanes);
+        sets[c.tree].ClearWhere(right, c.clear);
       }
     }
   }
