@@ -111,14 +111,14 @@ def breakdown(results: List[Result], diagnostics: Dict) -> List[str]:
         f"| task run time, summed over tasks | {run:.2f} s |",
         f"| task CPU time, summed over tasks (JVM threads, native calls included) | {cpu:.2f} s |",
         f"| rows scored / batches (3 native calls per batch) | {m['numOutputRows']:,} / {m['numBatches']:,} |",
-        f"| native scoring time (LightGBM, summed over tasks) | {native:.2f} s{share(native)} |",
+        f"| native scoring time (the engines, summed over tasks) | {native:.2f} s{share(native)} |",
         f"| model load time | {load:.3f} s |",
         f"| everything else: cache scan, row copies, feature writes, projection, waiting for a CPU | "
         f"{run - native - load:.2f} s{share(run - native - load)} |",
     ]
     one, two = diagnostics.get("limit_one_thread_rows_per_second"), diagnostics.get("limit_rows_per_second")
     if one:
-        lines.append(f"| LightGBM's own predict of the same rows on 1 thread (a floor for native time) | "
+        lines.append(f"| LightGBM's own predict of the same rows on 1 thread (what native time was on LightGBM's engine) | "
                      f"{rows / one:.2f} s |")
     if one and two:
         lines.append(f"| LightGBM predict rows/s, 1 thread vs {CORES} threads | {one:,.0f} vs {two:,.0f} "
