@@ -1,7 +1,7 @@
 """Every shape of model LightGBM trains loads in treescore and scores bit for bit like
 Booster.predict: every objective, rf/dart/goss, monotone constraints, 2 to 255 leaves,
 categorical features with up to 1,000 categories, zero_as_missing and use_missing=false.
-Linear trees get a clear refusal until they are supported.
+Linear trees score on LightGBM's engine, which alone evaluates them.
 
 The rows scored are not just training-like: they hold NaN, nulls, +-0, +-inf, values either
 side of LightGBM's zero threshold, every split threshold and its neighbours one ulp away, and
@@ -173,13 +173,55 @@ def test_wide_categorical_models_really_have_bitset_words_with_the_top_bit_set(n
     assert max(words) >= 2 ** 31, f"{name}: no cat_threshold word has bit 31 set; the test data lost its point"
 
 
-def test_linear_trees_are_refused_clearly():
+def linear_booster():
     x = make_rows(4_000, 0, seed=6)
     y = label(x, "regression", 0, np.random.default_rng(7))
-    booster = lgb.train({"objective": "regression", "linear_tree": True, "verbose": -1, "num_threads": 1},
-                        lgb.Dataset(x, y, feature_name=NUMERIC), 5)
-    with pytest.raises(treescore.InvalidModelError, match="tree 0 is a linear tree, which treescore does not support"):
-        treescore.Model.from_booster(booster)
+    return lgb.train({"objective": "regression", "linear_tree": True, "verbose": -1, "num_threads": 1},
+                     lgb.Dataset(x, y, feature_name=NUMERIC), 5)
+
+
+def test_linear_trees_score_on_lightgbms_engine_bit_for_bit(spark, tmp_path):
+    booster = linear_booster()
+    text = booster.model_to_string()
+    assert "is_linear=1" in text
+    assert any(line.startswith("leaf_coeff=") and line[len("leaf_coeff="):].strip() for line in text.splitlines())
+    x = scoring_rows(booster, 0)
+    nulls = np.random.default_rng(5).random(x.shape) < 0.01
+    model = treescore.Model.from_booster(booster)
+    assert model.engine() == "lightgbm"  # auto: treescore's engine has no linear leaves
+    scored = spark.read.parquet(write_rows(tmp_path, "linear", x, nulls)).select(
+        "id", treescore.score(model).alias("p"))
+    assert "on the lightgbm engine" in plan_of(scored)
+    assert_same_bits(collect(scored, "p"), booster.predict(np.where(nulls, np.nan, x)))
+    spark.conf.set("spark.treescore.engine", "treescore")
+    try:
+        with pytest.raises(Exception, match="treescore's engine does not evaluate linear trees"):
+            spark.range(1).select(treescore.score(model, *[pyspark_lit(0.5)] * len(NUMERIC)))
+    finally:
+        spark.conf.unset("spark.treescore.engine")
+
+
+@pytest.mark.parametrize("field, damage, problem", [
+    ("leaf_features", lambda tokens: ["99"] + tokens[1:], "leaf feature 99, outside 0..5"),
+    ("leaf_coeff", lambda tokens: tokens[:-1], "values in leaf_coeff, expected"),
+    ("num_features", lambda tokens: ["-1"] + tokens[1:], "num_features -1"),
+])
+def test_damaged_linear_leaves_are_refused_before_lightgbm_reads_them(field, damage, problem):
+    lines = linear_booster().model_to_string().splitlines()
+    # the first tree whose leaf_features is not empty: every field of its linear leaves has entries
+    tree = next(i for i, line in enumerate(lines) if line.startswith("leaf_features=") and line[14:].strip())
+    start = max(i for i in range(tree) if lines[i].startswith("Tree="))
+    at = next(i for i in range(start, len(lines)) if lines[i].startswith(field + "="))
+    key, value = lines[at].split("=", 1)
+    lines[at] = f"{key}={' '.join(damage(value.split()))}"
+    with pytest.raises(treescore.InvalidModelError, match=problem):
+        treescore.Model.from_string("\n".join(lines) + "\n")
+
+
+def pyspark_lit(value):
+    from pyspark.sql import functions as F
+
+    return F.lit(value)
 
 
 def test_the_fixture_collect_helper_orders_and_stacks(spark):

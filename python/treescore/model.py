@@ -122,19 +122,20 @@ class Model:
         session: "treescore" (treescore's own exact engine) or "lightgbm" (LightGBM's predictor).
 
         It follows spark.treescore.engine as set now: "auto" (the default) gives treescore's
-        engine to every kind but "contrib"; "treescore" raises, naming the reason, for a kind the
-        engine cannot give; "lightgbm" always gives LightGBM. Both engines give the same bits.
+        engine to every kind but "contrib" and to every model without linear trees; "treescore"
+        raises, naming the reason, where the engine cannot serve; "lightgbm" always gives
+        LightGBM. Both engines give the same bits.
 
         >>> model.engine()            # 'treescore'
         >>> model.engine("contrib")   # 'lightgbm'
         """
-        # Both engines evaluate every model treescore accepts (it refuses linear trees at load),
-        # so today the choice depends on the kind and the setting; the JVM makes it, as for a query.
-        self._jvm_model("engine")
+        # The JVM chooses, as it does for a query: by the setting, the kind and the model (linear
+        # trees only on LightGBM's engine).
+        java_model = self._jvm_model("engine")
         jvm = active_jvm()
         choice = active_session().conf.get("spark.treescore.engine", "auto")
         with jvm_errors():
-            return jvm.treescore.model.Engine.choose(choice, jvm.treescore.model.PredictKind.fromName(kind)).name()
+            return jvm.treescore.model.Engine.nameFor(choice, java_model, kind)
 
     def __repr__(self) -> str:
         if self._is_connect:

@@ -86,6 +86,6 @@ class EngineChoiceSuite extends SparkSuite {
   test("a bad engine name is an error that names the key and the choices") {
     val e = intercept[IllegalArgumentException](TreescoreConf.EngineChoice.read(Some("xgboost")))
     assert(e.getMessage == "spark.treescore.engine must be one of auto, treescore, lightgbm, got 'xgboost'")
-    assert(Engine.choose("TreeScore", model.PredictKind.Raw) == Engine.Treescore)
+    assert(Engine.choose("TreeScore", Seq(regressionModel), model.PredictKind.Raw) == Engine.Treescore)
   }
 }

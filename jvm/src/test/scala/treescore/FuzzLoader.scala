@@ -14,25 +14,35 @@ import treescore.model.{Engine, IterationRange, NativeModel, OffHeapDoubles, Pre
 object FuzzLoader {
   def main(args: Array[String]): Unit = {
     val files = new File(args(0)).listFiles().filter(_.getName.endsWith(".txt")).sortBy(_.getName)
-    var loaded = 0
-    var refused = 0
-    for (file <- files; engine <- Seq(Engine.LightGbm, Engine.Treescore)) {
-      println(s"loading ${file.getName} into the $engine engine")
+    for (file <- files) {
       val model = TreeModel.fromString(new String(Files.readAllBytes(file.toPath), StandardCharsets.UTF_8))
-      try {
-        val native = NativeModel.load(model, IterationRange.All, engine)
-        val rows = new OffHeapDoubles(64L * native.numFeatures)
-        val out = new OffHeapDoubles(64L * native.outputsPerRow(PredictKind.Prediction))
-        try {
-          val rng = new scala.util.Random(file.getName.hashCode)
-          (0 until 64 * native.numFeatures).foreach(i => rows.put(i, if (i % 7 == 0) Double.NaN else rng.nextGaussian() * 3))
-          native.predict(rows, 64, PredictKind.Prediction, 1, out)
-          loaded += 1
-        } finally { rows.close(); out.close(); native.close() }
-      } catch {
-        case e: treescore.nativelib.NativeException => refused += 1; println(s"refused ${file.getName} in the $engine engine: ${e.getMessage}")
-      }
+      // Every engine a query could load the model into: linear trees only ever go to LightGBM.
+      val engines = Seq(Engine.LightGbm) ++ (if (model.hasLinearTrees) Nil else Seq(Engine.Treescore))
+      engines.foreach(engine => load(file, model, engine))
     }
     println(s"done loaded=$loaded refused=$refused")
+  }
+
+  private var loaded = 0
+  private var refused = 0
+
+  private def load(file: File, model: TreeModel, engine: Engine): Unit = {
+    println(s"loading ${file.getName} into the $engine engine")
+    try {
+      val native = NativeModel.load(model, IterationRange.All, engine)
+      val rows = new OffHeapDoubles(64L * native.numFeatures)
+      val out = new OffHeapDoubles(64L * native.outputsPerRow(PredictKind.Prediction))
+      try {
+        val rng = new scala.util.Random(file.getName.hashCode)
+        (0 until 64 * native.numFeatures).foreach(i => rows.put(i, if (i % 7 == 0) Double.NaN else rng.nextGaussian() * 3))
+        native.predict(rows, 64, PredictKind.Prediction, 1, out)
+        loaded += 1
+      } finally { rows.close(); out.close(); native.close() }
+    } catch {
+      // LightGBM's refusals arrive as NativeException, the engine's as IllegalArgumentException.
+      case e @ (_: treescore.nativelib.NativeException | _: IllegalArgumentException) =>
+        refused += 1
+        println(s"refused ${file.getName} in the $engine engine: ${e.getMessage}")
+    }
   }
 }

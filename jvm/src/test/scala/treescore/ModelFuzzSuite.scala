@@ -52,7 +52,7 @@ class ModelFuzzSuite extends AnyFunSuite {
   test(s"$cases damaged models are refused by validation or load and score without crashing either engine") {
     val folder = Files.createTempDirectory("treescore-fuzz-")
     val rng = new scala.util.Random(20261129)
-    val originals = Seq(fixture("regression"), fixture("binary"))
+    val originals = Seq(fixture("regression"), fixture("binary"), fixture("linear"))
     var refused = 0
     var accepted = 0
     (0 until cases).foreach { n =>

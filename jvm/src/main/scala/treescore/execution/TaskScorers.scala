@@ -74,7 +74,7 @@ object TaskScorers extends RowScoring {
    */
   private final class RowScorer(call: BatchableScore) extends AutoCloseable {
     // In a task, SQLConf.get is the conf of the query's session, which Spark ships with the task.
-    private val engine = Engine.forKind(call.modelKind)
+    private val engine = Engine.forCall(call.models, call.modelKind)
     private val matrices = new FeatureMatrices(Nil, 1)
     private val (scorer, input): (TaskScorer, InternalRow => InternalRow) =
       try call match {

@@ -37,7 +37,7 @@ case class ScoreExpression(model: TreeModel, children: Seq[Expression], options:
         Some(s"startIteration ${options.startIteration} is past the model's last iteration (${model.numIterations - 1})")
       } else None
     // spark.treescore.engine=treescore with an output the engine cannot give fails here, on the driver.
-    val engineProblem = Try(Engine.forKind(options.predictKind)) match {
+    val engineProblem = Try(Engine.forCall(models, options.predictKind)) match {
       case Failure(e) => Some(e.getMessage.stripPrefix("treescore: "))
       case Success(_) => None
     }

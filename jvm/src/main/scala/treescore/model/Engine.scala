@@ -19,28 +19,35 @@ object Engine {
   /** LightGBM's predictor, LGBM_BoosterPredictForMat. */
   case object LightGbm extends Engine(0, "lightgbm")
 
-  /** Why treescore's engine cannot serve an output kind, if it cannot. */
-  def unsupported(kind: PredictKind): Option[String] = kind match {
+  /** Why treescore's engine cannot serve `kind` from `models`, if it cannot. */
+  def unsupported(models: Seq[TreeModel], kind: PredictKind): Option[String] = kind match {
     case PredictKind.Contrib => Some("treescore's engine does not compute contributions (kind 'contrib')")
-    case _ => None
+    case _ => models.find(_.hasLinearTrees).map(m =>
+      s"treescore's engine does not evaluate linear trees, and model ${m.contentHash.take(12)} has them")
   }
 
   /**
-   * The engine a call with output `kind` uses under `choice` (the value of spark.treescore.engine):
+   * The engine a call of `models` with output `kind` uses under `choice` (the value of spark.treescore.engine):
    * `auto` takes treescore's engine wherever it is supported and LightGBM otherwise; `treescore`
    * insists on it and throws, naming the reason, where it is unsupported; `lightgbm` always
    * takes LightGBM.
    */
-  def choose(choice: String, kind: PredictKind): Engine = TreescoreConf.EngineChoice.read(Some(choice)) match {
-    case "lightgbm" => LightGbm
-    case "auto" => if (unsupported(kind).isEmpty) Treescore else LightGbm
-    case _ => unsupported(kind) match { // "treescore"
-      case None => Treescore
-      case Some(reason) => throw new IllegalArgumentException(
-        s"treescore: ${TreescoreConf.EngineChoice.key} is 'treescore' but $reason; use 'auto' or 'lightgbm' for this call")
+  def choose(choice: String, models: Seq[TreeModel], kind: PredictKind): Engine =
+    TreescoreConf.EngineChoice.read(Some(choice)) match {
+      case "lightgbm" => LightGbm
+      case "auto" => if (unsupported(models, kind).isEmpty) Treescore else LightGbm
+      case _ => unsupported(models, kind) match { // "treescore"
+        case None => Treescore
+        case Some(reason) => throw new IllegalArgumentException(
+          s"treescore: ${TreescoreConf.EngineChoice.key} is 'treescore' but $reason; use 'auto' or 'lightgbm' for this call")
+      }
     }
-  }
 
-  /** The engine for `kind` under the session's (or, in a task, the query's) SQL conf. */
-  def forKind(kind: PredictKind, conf: SQLConf = SQLConf.get): Engine = choose(TreescoreConf.EngineChoice.from(conf), kind)
+  /** The name of the engine a score of `model` with output `kind` gets under `choice`; for Python (py4j). */
+  def nameFor(choice: String, model: TreeModel, kind: String): String =
+    choose(choice, Seq(model), PredictKind.fromName(kind)).name
+
+  /** The engine for a call under the session's (or, in a task, the query's) SQL conf. */
+  def forCall(models: Seq[TreeModel], kind: PredictKind, conf: SQLConf = SQLConf.get): Engine =
+    choose(TreescoreConf.EngineChoice.from(conf), models, kind)
 }

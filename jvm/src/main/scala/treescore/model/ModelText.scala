@@ -13,7 +13,8 @@ final case class ModelHeader(
     numClasses: Int,
     numTreesPerIteration: Int,
     numTrees: Int,
-    objective: Option[String])
+    objective: Option[String],
+    linearTrees: Boolean = false)
 
 /** The model text is not a well-formed LightGBM model; `problem` says where and why. */
 final class InvalidModelException(val source: String, val problem: String)
@@ -94,7 +95,8 @@ object ModelText {
       // feature_infos holds "[min:max]" for a numerical feature, "none" for an unused one and
       // the category list "c1:c2:..." for a categorical one.
       val categorical = names.zip(infos).collect { case (name, info) if !info.startsWith("[") && info != "none" => name }
-      ModelHeader(names, categorical, numClasses, perIteration, numTrees, header.get("objective").map(_.split(' ').head))
+      ModelHeader(names, categorical, numClasses, perIteration, numTrees, header.get("objective").map(_.split(' ').head),
+        linearTrees)
     }
 
     /** Why text that does not start with 'tree' is not a model, naming the usual mix-ups. */
@@ -131,6 +133,9 @@ object ModelText {
       if (atEnd) fail("it ends before its trees (the text is truncated)")
       keys.toMap
     }
+
+    // Whether some tree has linear leaves (is_linear=1): then only LightGBM's engine evaluates it.
+    private var linearTrees = false
 
     /** Reads every tree block; returns the count. */
     private def readTrees(maxFeatureIdx: Int, treesStart: Int, sizes: Option[Array[Long]]): Int = {
@@ -204,7 +209,10 @@ object ModelText {
       val isLinear = f.get("is_linear").exists(v => int(f, "is_linear", min = 0, where) != 0 || v != "0")
       doubles(f, "leaf_value", numLeaves, where, required = true)
       f.get("shrinkage").foreach(doubleValue(s"$where shrinkage", _))
-      if (isLinear) fail(s"$where is a linear tree, which treescore does not support yet")
+      if (isLinear) {
+        checkLinearLeaves(f, numLeaves, where, maxFeatureIdx)
+        linearTrees = true
+      }
       // LightGBM reads nothing more of a tree that never split, and writes its other lists
       // empty (leaf_weight=), so they are not checked against num_leaves.
       if (numLeaves == 1) return
@@ -242,6 +250,29 @@ object ModelText {
         }
       }
       checkShape(where, left, right, numLeaves)
+    }
+
+    /**
+     * A linear tree's leaves: leaf_const per leaf, num_features per leaf, then that many feature
+     * indexes (leaf_features) and coefficients (leaf_coeff) over all leaves, which LightGBM
+     * writes with extra spaces between leaves. LightGBM copies exactly the counted entries, so
+     * every count must hold.
+     */
+    private def checkLinearLeaves(f: Map[String, String], numLeaves: Int, where: String, maxFeatureIdx: Int): Unit = {
+      doubles(f, "leaf_const", numLeaves, where, required = true)
+      val counts = ints(f, "num_features", numLeaves, where, required = true)
+      counts.foreach(c => if (c < 0 || c > maxFeatureIdx + 1) fail(s"$where has num_features $c, outside 0..${maxFeatureIdx + 1}"))
+      val total = counts.sum
+      def entries(key: String): Array[String] = {
+        val found = f.getOrElse(key, fail(s"$where has no $key")).split(' ').filter(_.nonEmpty)
+        if (found.length != total) fail(s"$where has ${found.length} values in $key, expected $total (the sum of num_features)")
+        found
+      }
+      entries("leaf_features").foreach { v =>
+        val feature = Numbers.int(v).getOrElse(fail(s"$where has '${v.take(30)}' in leaf_features, which is not an integer"))
+        if (feature < 0 || feature > maxFeatureIdx) fail(s"$where has leaf feature $feature, outside 0..$maxFeatureIdx")
+      }
+      entries("leaf_coeff").foreach(doubleValue(s"$where leaf_coeff", _))
     }
 
     /** Every internal node and every leaf is reached from the root exactly once: no cycles. */

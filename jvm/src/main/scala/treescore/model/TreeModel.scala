@@ -82,6 +82,8 @@ final class TreeModel private (modelText: String, val source: String) extends Se
   def numTrees: Int = header.numTrees
   def numIterations: Int = header.numTrees / header.numTreesPerIteration
   def objective: Option[String] = header.objective
+  /** Whether some tree has linear leaves (LightGBM's linear_tree), which only LightGBM's engine evaluates. */
+  def hasLinearTrees: Boolean = header.linearTrees
 
   override def equals(other: Any): Boolean = other match {
     case m: TreeModel => m.contentHash == contentHash

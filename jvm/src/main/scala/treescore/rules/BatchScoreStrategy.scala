@@ -11,7 +11,7 @@ import treescore.model.Engine
 object BatchScoreStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case BatchScore(scores, resultAttrs, child) =>
-      val engines = scores.map(s => Engine.forKind(s.modelKind, SQLConf.get))
+      val engines = scores.map(s => Engine.forCall(s.models, s.modelKind, SQLConf.get))
       BatchScoreExec(scores, engines, resultAttrs, planLater(child)) :: Nil
     case _ => Nil
   }
