@@ -131,3 +131,27 @@ def test_random_model_texts_score_like_lightgbm(seed):
             expected = booster.predict(x, **args)
             got = engine.predict(x, kind).reshape(expected.shape)
             assert_same_bits(got, expected, f"seed {seed}, {layout}, {kind}")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_model_grids_score_each_point_like_lightgbm(seed):
+    """What-if grids share the work on features that do not vary; every point must still have
+    LightGBM's bits for its own row. One or two features vary; the points take the same special
+    values, thresholds and neighbours as the rows."""
+    text = random_model(seed)
+    booster = lgb.Booster(model_str=text)
+    rng = np.random.default_rng(seed)
+    pool = random_rows(text, seed=zlib.crc32(text.encode()) & 0xFFFF)
+    base, features = pool[:200], pool.shape[1]
+    varying = [int(f) for f in rng.permutation(features)[:int(rng.integers(1, min(2, features) + 1))]]
+    points = int(rng.choice([1, 5, 15]))
+    values = rng.choice(pool[:, varying].ravel(), size=(len(base), points, len(varying)))
+    rows = np.repeat(base, points, axis=0)
+    rows[:, varying] = values.reshape(-1, len(varying))
+    most_leaves = max(int(line[len("num_leaves="):]) for line in text.splitlines() if line.startswith("num_leaves="))
+    for layout in ["node walk"] + (["quickscorer"] if most_leaves <= 64 else []):
+        engine = _native.ExactScorer(text, layout)
+        for kind, args in (("prediction", {}), ("raw", {"raw_score": True})):
+            expected = booster.predict(rows, **args)
+            got = engine.predict_grid(base, varying, values, kind, num_threads=1 + seed % 2).reshape(expected.shape)
+            assert_same_bits(got, expected, f"seed {seed}, {layout}, {kind}, varying {varying}, {points} points")

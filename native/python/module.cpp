@@ -2,8 +2,10 @@
 // model before it is shipped to a cluster) runs the very code the executors run.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <string>
+#include <vector>
 
 #include "../src/booster.h"
 #include "../src/engine/engine_predictor.h"
@@ -45,6 +47,36 @@ py::array_t<double> Predict(const Model& model,
   return out;
 }
 
+// A what-if grid with either engine: rows (base rows x features), the varying features, and
+// values[r, k, v], point k of row r's value for varying[v]; returns (rows, points, outputs).
+template <typename Model>
+py::array_t<double> PredictGrid(const Model& model,
+                                py::array_t<double, py::array::c_style | py::array::forcecast> rows,
+                                const std::vector<int32_t>& varying,
+                                py::array_t<double, py::array::c_style | py::array::forcecast> values,
+                                const std::string& kind_name, int start_iteration, int num_iterations, int num_threads) {
+  if (rows.ndim() != 2) throw py::value_error("rows must be a 2-d array");
+  if (values.ndim() != 3 || values.shape(0) != rows.shape(0) || values.shape(2) != static_cast<py::ssize_t>(varying.size())) {
+    throw py::value_error("values must have shape (rows, points, len(varying))");
+  }
+  const PredictKind kind = KindFromName(kind_name);
+  const IterationRange range{start_iteration, num_iterations};
+  const auto num_rows = static_cast<int32_t>(rows.shape(0));
+  const auto num_cols = static_cast<int32_t>(rows.shape(1));
+  const treescore::GridPoints grid{static_cast<int>(values.shape(1)), varying, values.data()};
+  const int64_t per_row = model.OutputsPerRow(kind, range);
+  py::array_t<double> out({static_cast<py::ssize_t>(num_rows), static_cast<py::ssize_t>(grid.points),
+                           static_cast<py::ssize_t>(per_row)});
+  const double* in_data = rows.data();
+  double* out_data = out.mutable_data();
+  {
+    py::gil_scoped_release release;
+    model.PredictGrid(in_data, num_rows, num_cols, grid, kind, range, num_threads, out_data,
+                      static_cast<int64_t>(num_rows) * grid.points * per_row);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
@@ -58,7 +90,12 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("num_classes", &Booster::num_classes)
       .def("predict", &Predict<Booster>, py::arg("rows"), py::arg("kind") = "prediction", py::arg("start_iteration") = 0,
            py::arg("num_iterations") = -1, py::arg("num_threads") = 1,
-           "Scores a 2-d float64 array; returns an array of shape (rows, outputs per row).");
+           "Scores a 2-d float64 array; returns an array of shape (rows, outputs per row).")
+      .def("predict_grid", &PredictGrid<Booster>, py::arg("rows"), py::arg("varying"), py::arg("values"),
+           py::arg("kind") = "prediction", py::arg("start_iteration") = 0, py::arg("num_iterations") = -1,
+           py::arg("num_threads") = 1,
+           "Scores every point of a what-if grid: values[r, k, v] replaces feature varying[v] of row r at point k; "
+           "returns shape (rows, points, outputs per row).");
 
   // std::invalid_argument (a model the engine cannot read or evaluate) becomes ValueError.
   using treescore::engine::EnginePredictor;
@@ -78,5 +115,9 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("num_classes", &EnginePredictor::num_classes)
       .def("predict", &Predict<EnginePredictor>, py::arg("rows"), py::arg("kind") = "prediction",
            py::arg("start_iteration") = 0, py::arg("num_iterations") = -1, py::arg("num_threads") = 1,
-           "Scores a 2-d float64 array without LightGBM; bit-identical to Booster.predict.");
+           "Scores a 2-d float64 array without LightGBM; bit-identical to Booster.predict.")
+      .def("predict_grid", &PredictGrid<EnginePredictor>, py::arg("rows"), py::arg("varying"), py::arg("values"),
+           py::arg("kind") = "prediction", py::arg("start_iteration") = 0, py::arg("num_iterations") = -1,
+           py::arg("num_threads") = 1,
+           "A what-if grid as Booster.predict_grid gives it, sharing the work on the features that do not vary.");
 }

@@ -1,6 +1,9 @@
 #include "predictor.h"
 
+#include <cstring>
+#include <limits>
 #include <stdexcept>
+#include <vector>
 
 namespace treescore {
 
@@ -17,6 +20,41 @@ void CheckPredictArguments(const Predictor& predictor, int32_t num_rows, int32_t
     throw std::invalid_argument("output buffer holds " + std::to_string(out_capacity) + " doubles, " +
                                 std::to_string(needed) + " needed");
   }
+}
+
+int32_t CheckGridArguments(const Predictor& predictor, int32_t num_rows, int32_t num_cols, const GridPoints& grid,
+                           PredictKind kind, IterationRange range, int num_threads, int64_t out_capacity) {
+  if (grid.points < 1) throw std::invalid_argument("a grid needs at least one point per row");
+  if (!grid.varying.empty() && grid.values == nullptr && num_rows > 0) throw std::invalid_argument("grid values missing");
+  std::vector<bool> seen(num_cols < 0 ? 0 : static_cast<size_t>(num_cols));
+  for (int32_t f : grid.varying) {
+    if (f < 0 || f >= num_cols) {
+      throw std::invalid_argument("grid feature " + std::to_string(f) + " outside 0.." + std::to_string(num_cols - 1));
+    }
+    if (seen[static_cast<size_t>(f)]) throw std::invalid_argument("grid feature " + std::to_string(f) + " varies twice");
+    seen[static_cast<size_t>(f)] = true;
+  }
+  const int64_t expanded = static_cast<int64_t>(num_rows) * grid.points;
+  if (expanded > std::numeric_limits<int32_t>::max()) {
+    throw std::invalid_argument("a grid of " + std::to_string(expanded) + " points is more than one call scores");
+  }
+  CheckPredictArguments(predictor, static_cast<int32_t>(expanded), num_cols, kind, range, num_threads, out_capacity);
+  return static_cast<int32_t>(expanded);
+}
+
+void Predictor::PredictGrid(const double* rows, int32_t num_rows, int32_t num_cols, const GridPoints& grid,
+                            PredictKind kind, IterationRange range, int num_threads, double* out,
+                            int64_t out_capacity) const {
+  const int32_t expanded = CheckGridArguments(*this, num_rows, num_cols, grid, kind, range, num_threads, out_capacity);
+  const size_t cols = static_cast<size_t>(num_cols);
+  const size_t num_varying = grid.varying.size();
+  std::vector<double> points(static_cast<size_t>(expanded) * cols);
+  for (int32_t e = 0; e < expanded; ++e) {
+    double* point = points.data() + static_cast<size_t>(e) * cols;
+    std::memcpy(point, rows + static_cast<size_t>(e / grid.points) * cols, cols * sizeof(double));
+    for (size_t v = 0; v < num_varying; ++v) point[grid.varying[v]] = grid.values[static_cast<size_t>(e) * num_varying + v];
+  }
+  Predict(points.data(), expanded, num_cols, kind, range, num_threads, out, out_capacity);
 }
 
 }  // namespace treescore

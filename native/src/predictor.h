@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace treescore {
 
@@ -25,6 +26,16 @@ struct IterationRange {
 // The engines a model can be loaded into; the codes are what the JVM passes.
 enum class EngineKind : int { kLightGbm = 0, kTreescore = 1 };
 
+// A what-if grid over a batch of base rows: each base row is scored at `points` points, and
+// point k of base row r reads values[(r * points + k) * varying.size() + v] for the feature
+// varying[v] instead of the base row's value. Features not in `varying` keep the base value at
+// every point. `varying` holds distinct feature indices.
+struct GridPoints {
+  int points = 1;
+  std::vector<int32_t> varying;
+  const double* values = nullptr;
+};
+
 class Predictor {
  public:
   virtual ~Predictor() = default;
@@ -41,10 +52,23 @@ class Predictor {
   // num_threads is the most threads this call may use.
   virtual void Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind,
                        IterationRange range, int num_threads, double* out, int64_t out_capacity) const = 0;
+
+  // Scores every point of every base row into `out`, base row after base row and point after
+  // point within one: num_rows * grid.points * OutputsPerRow(kind, range) doubles, each equal
+  // to Predict on that point's row. This default writes the points out as rows and calls
+  // Predict; an engine that shares the work on the features that do not vary overrides it.
+  virtual void PredictGrid(const double* rows, int32_t num_rows, int32_t num_cols, const GridPoints& grid,
+                           PredictKind kind, IterationRange range, int num_threads, double* out,
+                           int64_t out_capacity) const;
 };
 
 // The checks every engine makes before it scores: shape, thread count and output room.
 void CheckPredictArguments(const Predictor& predictor, int32_t num_rows, int32_t num_cols, PredictKind kind,
                            IterationRange range, int num_threads, int64_t out_capacity);
+
+// The same for a grid, plus its points and varying features; returns how many rows the grid's
+// points make (num_rows * points), which must fit an int32 as a row count does.
+int32_t CheckGridArguments(const Predictor& predictor, int32_t num_rows, int32_t num_cols, const GridPoints& grid,
+                           PredictKind kind, IterationRange range, int num_threads, int64_t out_capacity);
 
 }  // namespace treescore

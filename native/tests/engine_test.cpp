@@ -110,6 +110,74 @@ TEST(EnginePredictorTest, EqualsLightGbmPredictorForEveryKindRangeAndThreadCount
   }
 }
 
+// The rows a grid's points make: base row r with point k's values in its varying features.
+std::vector<double> PointRows(const std::vector<double>& base, const GridPoints& grid) {
+  const size_t num_base = base.size() / kCols, points = static_cast<size_t>(grid.points);
+  std::vector<double> rows(num_base * points * kCols);
+  for (size_t e = 0; e < num_base * points; ++e) {
+    std::memcpy(rows.data() + e * kCols, base.data() + e / points * kCols, kCols * sizeof(double));
+    for (size_t v = 0; v < grid.varying.size(); ++v) {
+      rows[e * kCols + static_cast<size_t>(grid.varying[v])] = grid.values[e * grid.varying.size() + v];
+    }
+  }
+  return rows;
+}
+
+// A grid shares the work on the features that do not vary; every point still has LightGBM's bits
+// for that point's row: both layouts, both kinds that share, ranges, threads, special values in
+// the points, and grids whose varying features no tree reads.
+TEST(EnginePredictorTest, GridPointsEqualLightGbmOnEachPointsRow) {
+  for (const char* params : {"", "zero_as_missing=true"}) {
+    const std::string text = Train(params);
+    const Booster lightgbm = Booster::FromModelText(text);
+    for (Layout layout : {Layout::kNodeWalk, Layout::kQuickScorer}) {
+      const EnginePredictor ours = EnginePredictor::FromModelText(text, layout);
+      for (const std::vector<int32_t>& varying : {std::vector<int32_t>{0}, std::vector<int32_t>{2, 1}, std::vector<int32_t>{}}) {
+        for (int num_base : {0, 1, 9, 130}) {
+          const std::vector<double> base = Rows(num_base, 23, true);
+          const int points = 15;
+          const std::vector<double> special = Rows(num_base * points * 4, 29, true);
+          std::vector<double> values(static_cast<size_t>(num_base) * points * varying.size());
+          for (size_t i = 0; i < values.size(); ++i) values[i] = special[i];
+          const GridPoints grid{points, varying, values.data()};
+          const std::vector<double> rows = PointRows(base, grid);
+          for (PredictKind kind : {PredictKind::kPrediction, PredictKind::kRaw, PredictKind::kLeaf}) {
+            for (IterationRange range : {IterationRange{}, IterationRange{3, 5}}) {
+              const int64_t size = static_cast<int64_t>(num_base) * points * lightgbm.OutputsPerRow(kind, range);
+              std::vector<double> expected(static_cast<size_t>(size));
+              lightgbm.Predict(rows.data(), num_base * points, kCols, kind, range, 1, expected.data(), size);
+              for (int threads : {1, 2}) {
+                std::vector<double> got(expected.size());
+                ours.PredictGrid(base.data(), num_base, kCols, grid, kind, range, threads, got.data(), size);
+                ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(double)))
+                    << ours.scorer().layout_name() << ", " << varying.size() << " varying, " << num_base
+                    << " base rows, kind " << static_cast<int>(kind) << ", " << threads << " threads";
+              }
+              std::vector<double> by_default(expected.size());  // LightGBM's predictor through the default
+              lightgbm.PredictGrid(base.data(), num_base, kCols, grid, kind, range, 1, by_default.data(), size);
+              ASSERT_EQ(0, std::memcmp(by_default.data(), expected.data(), expected.size() * sizeof(double)));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(EnginePredictorTest, RefusesBadGridsWithReasons) {
+  const EnginePredictor ours = EnginePredictor::FromModelText(Train(""));
+  std::vector<double> rows(kCols * 2), values(2 * 3 * 2), out(2 * 3);
+  const auto refuses = [&](const GridPoints& grid, int64_t capacity) {
+    EXPECT_THROW(ours.PredictGrid(rows.data(), 2, kCols, grid, PredictKind::kRaw, {}, 1, out.data(), capacity),
+                 std::invalid_argument);
+  };
+  refuses(GridPoints{3, {0, 0}, values.data()}, 6);      // a feature twice
+  refuses(GridPoints{3, {kCols}, values.data()}, 6);     // no such feature
+  refuses(GridPoints{3, {0}, nullptr}, 6);               // no values
+  refuses(GridPoints{0, {0}, values.data()}, 6);         // no points
+  refuses(GridPoints{3, {0}, values.data()}, 5);         // no room for every point
+}
+
 TEST(EnginePredictorTest, RefusesContributionsAndBadShapesWithReasons) {
   const EnginePredictor ours = EnginePredictor::FromModelText(Train(""));
   EXPECT_THROW(ours.OutputsPerRow(PredictKind::kContrib, {}), std::invalid_argument);

@@ -38,18 +38,18 @@ void EnginePredictor::PredictPart(const double* rows, int64_t num_rows, int num_
   throw std::logic_error("contributions reached the engine's scoring loop");
 }
 
-void EnginePredictor::Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind,
-                              IterationRange range, int num_threads, double* out, int64_t out_capacity) const {
-  CheckPredictArguments(*this, num_rows, num_cols, kind, range, num_threads, out_capacity);
-  if (num_rows == 0) return;
-  const Iterations iterations{range.start_iteration, range.num_iterations};
-  const int64_t per_row = OutputsPerRow(kind, range);
-  // Parts are whole blocks of rows, so the SIMD layouts see full blocks wherever they can.
+namespace {
+
+// Runs score_part(first, count) over num_rows rows split into at most num_threads parts of whole
+// blocks, so the SIMD layouts see full blocks wherever they can. The calling thread takes the
+// first part; helpers are joined on every path, and the first failure is rethrown after.
+template <typename ScorePart>
+void RunInParts(int64_t num_rows, int num_threads, ScorePart score_part) {
   constexpr int64_t kBlock = QuickScorer::kBlock;
   const int64_t blocks = (num_rows + kBlock - 1) / kBlock;
   const int64_t parts = std::min<int64_t>(num_threads, blocks);
   if (parts <= 1) {
-    PredictPart(rows, num_rows, num_cols, kind, iterations, out);
+    score_part(0, num_rows);
     return;
   }
   const int64_t rows_per_part = (blocks + parts - 1) / parts * kBlock;
@@ -60,7 +60,7 @@ void EnginePredictor::Predict(const double* rows, int32_t num_rows, int32_t num_
     const int64_t count = std::min<int64_t>(rows_per_part, num_rows - first);
     if (count <= 0) return;
     try {
-      PredictPart(rows + first * num_cols, count, num_cols, kind, iterations, out + first * per_row);
+      score_part(first, count);
     } catch (...) {
       failures[static_cast<size_t>(part)] = std::current_exception();
     }
@@ -71,11 +71,48 @@ void EnginePredictor::Predict(const double* rows, int32_t num_rows, int32_t num_
     for (std::thread& helper : helpers) helper.join();
     throw;
   }
-  run_part(0);  // the calling thread takes the first part
+  run_part(0);
   for (std::thread& helper : helpers) helper.join();
   for (const std::exception_ptr& failure : failures) {
     if (failure) std::rethrow_exception(failure);
   }
+}
+
+}  // namespace
+
+void EnginePredictor::Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind,
+                              IterationRange range, int num_threads, double* out, int64_t out_capacity) const {
+  CheckPredictArguments(*this, num_rows, num_cols, kind, range, num_threads, out_capacity);
+  if (num_rows == 0) return;
+  const Iterations iterations{range.start_iteration, range.num_iterations};
+  const int64_t per_row = OutputsPerRow(kind, range);
+  RunInParts(num_rows, num_threads, [&](int64_t first, int64_t count) {
+    PredictPart(rows + first * num_cols, count, num_cols, kind, iterations, out + first * per_row);
+  });
+}
+
+void EnginePredictor::PredictGrid(const double* rows, int32_t num_rows, int32_t num_cols, const GridPoints& grid,
+                                  PredictKind kind, IterationRange range, int num_threads, double* out,
+                                  int64_t out_capacity) const {
+  if (kind != PredictKind::kPrediction && kind != PredictKind::kRaw) {
+    Predictor::PredictGrid(rows, num_rows, num_cols, grid, kind, range, num_threads, out, out_capacity);
+    return;
+  }
+  CheckGridArguments(*this, num_rows, num_cols, grid, kind, range, num_threads, out_capacity);
+  if (num_rows == 0) return;
+  const Iterations iterations{range.start_iteration, range.num_iterations};
+  const int64_t per_base_row = static_cast<int64_t>(grid.points) * OutputsPerRow(kind, range);
+  const size_t values_per_base_row = static_cast<size_t>(grid.points) * grid.varying.size();
+  RunInParts(num_rows, num_threads, [&](int64_t first, int64_t count) {
+    GridPoints part = grid;
+    part.values = grid.values == nullptr ? nullptr : grid.values + static_cast<size_t>(first) * values_per_base_row;
+    double* part_out = out + first * per_base_row;
+    if (kind == PredictKind::kRaw) {
+      scorer_.PredictGridRaw(rows + first * num_cols, count, num_cols, part, iterations, part_out);
+    } else {
+      scorer_.PredictGrid(rows + first * num_cols, count, num_cols, part, iterations, part_out);
+    }
+  });
 }
 
 }  // namespace engine

@@ -29,6 +29,12 @@ class EnginePredictor final : public Predictor {
   void Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind, IterationRange range,
                int num_threads, double* out, int64_t out_capacity) const override;
 
+  // Raw scores and predictions share the work on features that do not vary across a row's
+  // points (ExactScorer::PredictGrid); leaf indices take the default, one row per point. Base
+  // rows are split between threads as Predict splits rows, with the same bits.
+  void PredictGrid(const double* rows, int32_t num_rows, int32_t num_cols, const GridPoints& grid, PredictKind kind,
+                   IterationRange range, int num_threads, double* out, int64_t out_capacity) const override;
+
  private:
   explicit EnginePredictor(ExactScorer scorer) : scorer_(std::move(scorer)) {}
   void PredictPart(const double* rows, int64_t num_rows, int num_cols, PredictKind kind, Iterations iterations,

@@ -151,6 +151,10 @@ void ExactScorer::Transform(double* scores) const {
 void ExactScorer::Predict(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
                           double* out) const {
   PredictRaw(rows, num_rows, num_cols, iterations, out);
+  FinishPredictions(out, num_rows, iterations);
+}
+
+void ExactScorer::FinishPredictions(double* out, int64_t num_rows, Iterations iterations) const {
   int first = 0, count = 0;
   Range(iterations, &first, &count);
   const int classes = forest_->num_classes;
@@ -173,6 +177,104 @@ void ExactScorer::PredictLeaf(const double* rows, int64_t num_rows, int num_cols
       for (int64_t t = 0; t < per_row; ++t) out[(r0 + r) * per_row + t] = leaves.Leaf(r, static_cast<size_t>(t));
     }
   });
+}
+
+void ExactScorer::PredictGridRaw(const double* rows, int64_t num_rows, int num_cols, const GridPoints& grid,
+                                 Iterations iterations, double* out) const {
+  if (num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
+  int first = 0, count = 0;
+  Range(iterations, &first, &count);
+  const size_t first_tree = static_cast<size_t>(first) * forest_->trees_per_iteration;
+  const size_t num_trees = static_cast<size_t>(count) * forest_->trees_per_iteration;
+  const size_t num_varying = grid.varying.size();
+  // The request's trees split by whether any node reads a varying feature (absolute indices).
+  std::vector<bool> varies(static_cast<size_t>(num_cols));
+  for (int32_t f : grid.varying) varies[static_cast<size_t>(f)] = true;
+  std::vector<size_t> fixed_trees, varying_trees;
+  for (size_t t = first_tree; t < first_tree + num_trees; ++t) {
+    const Tree& tree = forest_->trees[t];
+    bool reads = false;
+    for (int n = 0; n + 1 < tree.num_leaves; ++n) reads = reads || varies[static_cast<size_t>(tree.split_feature[n])];
+    (reads ? varying_trees : fixed_trees).push_back(t);
+  }
+  std::vector<int> fixed_features, varying_features;
+  if (quick_) {
+    for (int f : quick_->split_features()) (varies[static_cast<size_t>(f)] ? varying_features : fixed_features).push_back(f);
+  }
+  constexpr int kBlock = QuickScorer::kBlock;
+  std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);  // the base rows, then each point, as LightGBM reads them
+  // values[t * kBlock + r]: row r's leaf value in the request's tree t. The fixed trees' values
+  // are written once per block, the varying trees' once per point.
+  std::vector<double> values(num_trees * kBlock);
+  std::vector<uint64_t> base_sets = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
+  std::vector<uint64_t> point_sets = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
+  std::vector<int> leaves(quick_ ? 0 : std::max(fixed_trees.size(), varying_trees.size()) * kBlock);
+  // Each listed tree's leaf value for the block's n rows, from QuickScorer's sets or a walk.
+  const auto take_values = [&](const std::vector<size_t>& trees, const uint64_t* sets, int n) {
+    double* target = values.data();
+    if (quick_) {
+      for (size_t t : trees) {
+        for (int r = 0; r < n; ++r) {
+          target[(t - first_tree) * kBlock + static_cast<size_t>(r)] = quick_->ValueAt(t, QuickScorer::ExitPosition(sets, t, r));
+        }
+      }
+      return;
+    }
+    walker_->LeavesOfTrees(block.data(), n, num_cols, trees.data(), trees.size(), leaves.data());
+    for (size_t i = 0; i < trees.size(); ++i) {
+      for (int r = 0; r < n; ++r) {
+        const int leaf = leaves[static_cast<size_t>(r) * trees.size() + i];
+        target[(trees[i] - first_tree) * kBlock + static_cast<size_t>(r)] = leaf_values_[first_leaf_[trees[i]] + static_cast<size_t>(leaf)];
+      }
+    }
+  };
+  const int classes = forest_->num_classes;
+  const int64_t stride = static_cast<int64_t>(grid.points) * classes;  // from one base row's outputs to the next's
+  for (int64_t r0 = 0; r0 < num_rows; r0 += kBlock) {
+    const int n = static_cast<int>(std::min<int64_t>(kBlock, num_rows - r0));
+    const double* in = rows + r0 * num_cols;
+    for (int64_t i = 0; i < static_cast<int64_t>(n) * num_cols; ++i) block[static_cast<size_t>(i)] = AsLightGbmReadsIt(in[i]);
+    if (quick_) {
+      quick_->ResetSets(base_sets.data());
+      quick_->ApplyFeatures(block.data(), n, num_cols, fixed_features.data(), fixed_features.size(), base_sets.data());
+    }
+    take_values(fixed_trees, base_sets.data(), n);
+    for (int k = 0; k < grid.points; ++k) {
+      for (int r = 0; r < n; ++r) {
+        const double* point = grid.values + (static_cast<size_t>(r0 + r) * grid.points + static_cast<size_t>(k)) * num_varying;
+        for (size_t v = 0; v < num_varying; ++v) {
+          block[static_cast<size_t>(r) * num_cols + static_cast<size_t>(grid.varying[v])] = AsLightGbmReadsIt(point[v]);
+        }
+      }
+      if (quick_) {
+        // Only trees that read a varying feature change from the base sets; the others are never read.
+        for (size_t t : varying_trees) QuickScorer::CopyTreeSets(base_sets.data(), t, point_sets.data());
+        quick_->ApplyFeatures(block.data(), n, num_cols, varying_features.data(), varying_features.size(), point_sets.data());
+      }
+      take_values(varying_trees, point_sets.data(), n);
+      SumBlock(values.data(), n, count, out + r0 * stride + static_cast<int64_t>(k) * classes, stride);
+    }
+  }
+}
+
+void ExactScorer::SumBlock(const double* values, int n, int count, double* out, int64_t stride) const {
+  constexpr int kBlock = QuickScorer::kBlock;
+  const int per_iteration = forest_->trees_per_iteration;
+  for (int c = 0; c < per_iteration; ++c) {
+    // As PredictRaw sums: per class a left fold in iteration order from 0.0, rows side by side.
+    double sums[kBlock] = {};
+    for (int i = 0; i < count; ++i) {
+      const double* tree = values + (static_cast<size_t>(i) * per_iteration + static_cast<size_t>(c)) * kBlock;
+      for (int r = 0; r < kBlock; ++r) sums[r] += tree[r];
+    }
+    for (int r = 0; r < n; ++r) out[r * stride + c] = sums[r];
+  }
+}
+
+void ExactScorer::PredictGrid(const double* rows, int64_t num_rows, int num_cols, const GridPoints& grid,
+                              Iterations iterations, double* out) const {
+  PredictGridRaw(rows, num_rows, num_cols, grid, iterations, out);
+  FinishPredictions(out, num_rows * grid.points, iterations);
 }
 
 }  // namespace engine

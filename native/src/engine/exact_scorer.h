@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../predictor.h"
 #include "forest.h"
 #include "node_walker.h"
 #include "quick_scorer.h"
@@ -45,10 +46,25 @@ class ExactScorer {
   void Predict(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, double* out) const;
   void PredictLeaf(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, double* out) const;
 
+  // A what-if grid (GridPoints, predictor.h) over num_rows base rows: out gets num_rows *
+  // grid.points rows of num_classes doubles, each the bits PredictRaw or Predict gives for that
+  // point's row. The nodes on features that do not vary run once per base row, and so do the
+  // trees that read no varying feature; per point only the nodes on varying features run, and
+  // every tree's leaf value is summed again in iteration order, as scoring the point alone sums.
+  void PredictGridRaw(const double* rows, int64_t num_rows, int num_cols, const GridPoints& grid,
+                      Iterations iterations, double* out) const;
+  void PredictGrid(const double* rows, int64_t num_rows, int num_cols, const GridPoints& grid, Iterations iterations,
+                   double* out) const;
+
  private:
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(Iterations iterations, int* first, int* count) const;
   void Transform(double* scores) const;
+  // Turns num_rows rows of raw scores into predictions: averages (random forests), then transforms.
+  void FinishPredictions(double* out, int64_t num_rows, Iterations iterations) const;
+  // PredictRaw's sums for a block of n rows whose leaf values are values[t * kBlock + r], t
+  // counting the request's trees; row r's scores go to out + r * stride.
+  void SumBlock(const double* values, int n, int count, double* out, int64_t stride) const;
   // Calls visit(first_row, n, count, leaves) for each block of at most QuickScorer::kBlock
   // rows, where leaves.Leaf(r, t) and leaves.Value(r, t) are the leaf (index and value) the
   // block's row r reaches in the request's tree t, over the `count` iterations it uses. Rows are

@@ -59,11 +59,22 @@ int NodeWalker::LeafOf(size_t tree, const double* row) const {
 
 void NodeWalker::LeavesOf(const double* rows, int num_rows, int num_cols, size_t first_tree, size_t num_trees,
                           int* leaves) const {
+  Walk(rows, num_rows, num_cols, num_trees, [first_tree](size_t i) { return first_tree + i; }, leaves);
+}
+
+void NodeWalker::LeavesOfTrees(const double* rows, int num_rows, int num_cols, const size_t* trees, size_t num_trees,
+                               int* leaves) const {
+  Walk(rows, num_rows, num_cols, num_trees, [trees](size_t i) { return trees[i]; }, leaves);
+}
+
+template <typename TreeAt>
+void NodeWalker::Walk(const double* rows, int num_rows, int num_cols, size_t num_trees, TreeAt tree_at,
+                      int* leaves) const {
   constexpr int kMaxRows = 16;
   for (int r0 = 0; r0 < num_rows; r0 += kMaxRows) {
     const int n = num_rows - r0 < kMaxRows ? num_rows - r0 : kMaxRows;
     for (size_t i = 0; i < num_trees; ++i) {
-      const size_t tree = first_tree + i;
+      const size_t tree = tree_at(i);
       int at[kMaxRows];
       if (single_leaf_[tree]) {
         for (int r = 0; r < n; ++r) at[r] = ~0;

@@ -22,6 +22,10 @@ class NodeWalker {
   void LeavesOf(const double* rows, int num_rows, int num_cols, size_t first_tree, size_t num_trees,
                 int* leaves) const;
 
+  // The same for the trees listed in trees[0, num_trees): leaves[r * num_trees + i] for trees[i].
+  void LeavesOfTrees(const double* rows, int num_rows, int num_cols, const size_t* trees, size_t num_trees,
+                     int* leaves) const;
+
   // The leaf one row reaches in one tree.
   int LeafOf(size_t tree, const double* row) const;
 
@@ -36,6 +40,9 @@ class NodeWalker {
   };
 
   int Child(const Node& node, double value) const;
+  // LeavesOf over num_trees trees, the i-th being tree_at(i).
+  template <typename TreeAt>
+  void Walk(const double* rows, int num_rows, int num_cols, size_t num_trees, TreeAt tree_at, int* leaves) const;
 
   std::vector<Node> nodes_;           // every tree's nodes, tree after tree
   std::vector<size_t> first_node_;    // per tree: where its nodes start

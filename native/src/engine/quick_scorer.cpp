@@ -145,17 +145,23 @@ inline __attribute__((always_inline)) void ScanThresholds(const std::vector<Quic
 
 }  // namespace
 
+void QuickScorer::ResetSets(uint64_t* scratch) const {
+  TreeSets* sets = reinterpret_cast<TreeSets*>(scratch);
+  for (size_t t = 0; t < all_leaves_.size(); ++t) sets[t].half[0] = sets[t].half[1] = Sets{} + all_leaves_[t];
+}
+
 // On x86-64, compiled for AVX-512, AVX2 and the baseline, and the loader picks the best the CPU
 // has; elsewhere (aarch64, macOS's clang) compiled once for the target.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void QuickScorer::EvaluateBlock(const double* rows, int num_rows, int num_cols, std::vector<uint64_t>* scratch) const {
+void QuickScorer::ApplyFeatures(const double* rows, int num_rows, int num_cols, const int* features,
+                                size_t num_features, uint64_t* scratch) const {
   // sets[tree][r]: the leaves row r can still reach in that tree.
-  TreeSets* sets = reinterpret_cast<TreeSets*>(scratch->data());
-  for (size_t t = 0; t < all_leaves_.size(); ++t) sets[t].half[0] = sets[t].half[1] = Sets{} + all_leaves_[t];
+  TreeSets* sets = reinterpret_cast<TreeSets*>(scratch);
   const double nan = std::nan("");
-  for (int f : split_features_) {
+  for (size_t i = 0; i < num_features; ++i) {
+    const int f = features[i];
     const FeatureNodes& nodes = features_[static_cast<size_t>(f)];
     Lanes x[2] = {};
     for (int r = 0; r < kBlock; ++r) {

@@ -37,7 +37,23 @@ class QuickScorer {
 
   // Evaluates every tree for `num_rows` (at most kBlock) consecutive rows of `num_cols` doubles,
   // already read as LightGBM reads them, leaving each tree's leaf sets in `scratch`.
-  void EvaluateBlock(const double* rows, int num_rows, int num_cols, std::vector<uint64_t>* scratch) const;
+  void EvaluateBlock(const double* rows, int num_rows, int num_cols, std::vector<uint64_t>* scratch) const {
+    ResetSets(scratch->data());
+    ApplyFeatures(rows, num_rows, num_cols, split_features_.data(), split_features_.size(), scratch->data());
+  }
+
+  // The two steps of EvaluateBlock, for callers that apply the features in groups (a grid
+  // applies the features that do not vary once per row, the others once per point): every
+  // tree's set back to all of its leaves, then the nodes on `features` (each at most once).
+  void ResetSets(uint64_t* sets) const;
+  void ApplyFeatures(const double* rows, int num_rows, int num_cols, const int* features, size_t num_features,
+                     uint64_t* sets) const;
+  // Copies one tree's leaf sets (its kBlock words) from one scratch to another.
+  static void CopyTreeSets(const uint64_t* from, size_t tree, uint64_t* to) {
+    for (int r = 0; r < kBlock; ++r) to[tree * kBlock + static_cast<size_t>(r)] = from[tree * kBlock + static_cast<size_t>(r)];
+  }
+  // The features some node splits on, ascending.
+  const std::vector<int>& split_features() const { return split_features_; }
 
   // After EvaluateBlock: the left-to-right position of the leaf row r reaches in `tree`, the
   // lowest leaf left in its set, and that leaf's LightGBM index and value.
