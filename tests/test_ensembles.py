@@ -163,6 +163,43 @@ def test_grid_equals_each_point_scored_separately(spark, data, boosters):
     assert_same_bits(collect(scored), expected)
 
 
+def thresholds_of(booster, feature: int) -> list:
+    """Every threshold the model compares `feature` with, from its text (printed exactly)."""
+    found = []
+    lines = booster.model_to_string().splitlines()
+    for split_line, threshold_line in zip([l for l in lines if l.startswith("split_feature=")],
+                                          [l for l in lines if l.startswith("threshold=")]):
+        for f, t in zip(split_line.split("=")[1].split(), threshold_line.split("=")[1].split()):
+            if int(f) == feature:
+                found.append(float(t))
+    return found
+
+
+def test_grid_over_two_inputs_is_their_cross_product(spark, data, boosters):
+    """Two varied inputs at thresholds of the model and one ulp either side (and +-0), a derived
+    input reading both, and an increasing curve along the last axis, for each value of the first."""
+    df, x, _ = data
+    booster = boosters[1]
+    rng = np.random.default_rng(7)
+    near = lambda t: [t, float(np.nextafter(t, np.inf)), float(np.nextafter(t, -np.inf))]
+    a = [0.0, -0.0] + [v for t in rng.choice(thresholds_of(booster, 0), 2) for v in near(float(t))]
+    b = [v for t in rng.choice(thresholds_of(booster, 2), 2) for v in near(float(t))] + [3.5]
+    model = treescore.Model.from_booster(booster)
+    grid = treescore.score_grid(model, vary={"x0": a, "x2": b}, derived={"x4": "x4 + x0 * x2"}, monotone="increasing")
+    scored = df.select("id", grid.alias("s"))
+    assert plan_of(scored).count("BatchScore [") == 1
+    columns = []
+    for va in a:
+        for vb in b:
+            point = x.copy()
+            point[:, 0], point[:, 2] = va, vb
+            point[:, 4] = x[:, 4] + va * vb
+            columns.append(booster.predict(point))
+    surface = np.column_stack(columns).reshape(len(x), len(a), len(b))
+    expected = np.maximum.accumulate(surface, axis=2).reshape(len(x), len(a) * len(b))
+    assert_same_bits(collect(scored), expected)
+
+
 def test_nested_route_of_ensembles_and_cascade_inside_a_grid(spark, data, boosters):
     df, x, markets = data
     m = [treescore.Model.from_booster(b) for b in boosters]
@@ -190,15 +227,21 @@ def test_save_and_load_in_python_and_scala(spark, data, boosters, tmp_path):
     spec = treescore.Grid(treescore.Routed("market", {"DE": treescore.Ensemble(m[:3], weights=[1, 2, 3])},
                                            default=treescore.Cascade(m[3], m[0], 0.2, 0.8)),
                           vary={"x1": [0.0, 0.5]}, derived={"x2": "x2 + x1"}, monotone="increasing")
-    path = str(tmp_path / "spec")
-    spec.save(path)
-    with open(os.path.join(path, "spec.json")) as f:
-        assert json.load(f)["scorer"]["type"] == "grid"
-    loaded = treescore.load(path)
-    scala_loaded = spark._jvm.treescore.ensemble.SpecIO.load(path)
-    assert scala_loaded.equals(loaded._java())
-    original = collect(df.select("id", treescore.score(spec).alias("s")))
-    assert_same_bits(collect(df.select("id", treescore.score(loaded).alias("s"))), original)
+    two_axes = treescore.Grid(treescore.Ensemble(m[:2]), vary={"x1": [0.0, 0.5], "x3": [1.0, -1.0, 2.0]},
+                              derived={"x2": "x2 + x1 * x3"})
+    for name, scorer, written_vary in (("one", spec, "x1"),
+                                       ("two", two_axes, [{"input": "x1", "values": [0.0, 0.5]},
+                                                          {"input": "x3", "values": [1.0, -1.0, 2.0]}])):
+        path = str(tmp_path / name)
+        scorer.save(path)
+        with open(os.path.join(path, "spec.json")) as f:
+            written = json.load(f)["scorer"]
+        assert written["type"] == "grid" and written["vary"] == written_vary
+        loaded = treescore.load(path)
+        scala_loaded = spark._jvm.treescore.ensemble.SpecIO.load(path)
+        assert scala_loaded.equals(loaded._java())
+        original = collect(df.select("id", treescore.score(scorer).alias("s")))
+        assert_same_bits(collect(df.select("id", treescore.score(loaded).alias("s"))), original)
 
 
 def test_loaded_specs_nest_inside_new_ones(spark, data, boosters, tmp_path):
@@ -220,6 +263,21 @@ def test_bad_specs_name_the_offending_part(spark, boosters, tmp_path):
         treescore.Ensemble(m, transform="log")
     with pytest.raises(ValueError, match=r"the grid varies 'price', which is not an input"):
         treescore.score_grid(m[0], vary={"price": [1.0]})
+    with pytest.raises(ValueError, match="vary must map at least one input"):
+        treescore.score_grid(m[0], vary={})
+    with pytest.raises(ValueError, match=r"the grid derives 'x1', which is not another input"):
+        treescore.score_grid(m[0], vary={"x0": [1.0], "x1": [2.0]}, derived={"x1": "x0 * 2"})
+    with pytest.raises(ValueError, match=r"the grid has 1050625 points; at most 1048576 per row"):
+        treescore.score_grid(m[0], vary={"x0": list(range(1025)), "x1": list(range(1025))})
+    grid_path = str(tmp_path / "grid")
+    treescore.Grid(m[0], vary={"x0": [1.0], "x1": [2.0]}).save(grid_path)
+    with open(os.path.join(grid_path, "spec.json")) as f:
+        grid_spec = json.load(f)
+    grid_spec["scorer"]["vary"][1] = {"input": "x1"}
+    with open(os.path.join(grid_path, "spec.json"), "w") as f:
+        json.dump(grid_spec, f)
+    with pytest.raises(ValueError, match=r"invalid scorer spec at \$\.scorer\.vary\[1\]: 'values' is missing"):
+        treescore.load(grid_path)
     path = str(tmp_path / "spec")
     treescore.Ensemble(m, weights=[1, 2], combine="median").save(path)
     spec_file = os.path.join(path, "spec.json")

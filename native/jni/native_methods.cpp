@@ -118,21 +118,30 @@ void ReleaseProgram(JNIEnv* env, jclass, jlong handle) {
 }
 
 jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong input_address, jlong input_capacity, jint num_rows,
-                      jlong route_address, jlong route_capacity, jint num_threads, jint grid_points, jint monotone,
-                      jlong out_address, jlong out_capacity) {
+                      jlong route_address, jlong route_capacity, jint num_threads, jint grid_points,
+                      jintArray grid_inputs, jlong grid_values_address, jlong grid_values_capacity, jint monotone,
+                      jint monotone_run, jlong out_address, jlong out_capacity) {
   return Guarded<jlong>(env, 0, [&] {
     std::shared_ptr<Program> program = Programs().Get(handle);
     if (num_rows < 0) throw std::invalid_argument("negative row count");
-    if (static_cast<int64_t>(num_rows) * program->num_inputs() > input_capacity || out_capacity < num_rows ||
-        static_cast<int64_t>(num_rows) * program->num_route_slots() > route_capacity) {
+    if (grid_points < 1 || num_rows % grid_points != 0) throw std::invalid_argument("rows must be whole grids");
+    GridPoints grid;
+    grid.points = grid_points;
+    grid.varying = CopyArray<int32_t>(env, grid_inputs, &JNIEnv::GetIntArrayRegion);
+    grid.values = reinterpret_cast<const double*>(grid_values_address);
+    const int64_t base_rows = num_rows / grid_points;
+    if (base_rows * program->num_inputs() > input_capacity || out_capacity < num_rows ||
+        static_cast<int64_t>(num_rows) * program->num_route_slots() > route_capacity ||
+        static_cast<int64_t>(num_rows) * static_cast<int64_t>(grid.varying.size()) > grid_values_capacity) {
       throw std::invalid_argument("a batch of " + std::to_string(num_rows) + " rows does not fit the buffers passed");
     }
-    if ((input_address == 0 && input_capacity > 0) || (out_address == 0 && num_rows > 0)) {
+    if ((input_address == 0 && input_capacity > 0) || (out_address == 0 && num_rows > 0) ||
+        (grid_values_address == 0 && grid_values_capacity > 0)) {
       throw std::invalid_argument("null buffer address");
     }
     const auto stats = program->Evaluate(reinterpret_cast<const double*>(input_address), num_rows,
-                                         reinterpret_cast<const int32_t*>(route_address), num_threads, grid_points,
-                                         monotone, reinterpret_cast<double*>(out_address));
+                                         reinterpret_cast<const int32_t*>(route_address), num_threads, grid, monotone,
+                                         monotone_run, reinterpret_cast<double*>(out_address));
     return static_cast<jlong>(stats.escalated);
   });
 }
@@ -162,7 +171,7 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("allocatorInUseBytes"), const_cast<char*>("()J"), reinterpret_cast<void*>(&AllocatorInUseBytes)},
     {const_cast<char*>("compileProgram"), const_cast<char*>("([J[D[J)J"), reinterpret_cast<void*>(&CompileProgram)},
     {const_cast<char*>("releaseProgram"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseProgram)},
-    {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJJIJJIIIJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},
+    {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJJIJJII[IJJIIJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},
 };
 
 constexpr const char* kFacadeClass = "treescore/nativelib/NativeMethods";

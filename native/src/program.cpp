@@ -9,9 +9,10 @@
 namespace treescore {
 
 struct Program::Batch {
-  const double* input;
+  const double* input;  // base rows
   const int32_t* route_index;
   int num_threads;
+  const GridPoints* grid;
 };
 
 Program::Program(std::vector<ProgramNode> nodes, int num_inputs, int num_route_slots)
@@ -57,16 +58,70 @@ double CombineRow(Combine combine, const std::vector<double>& weighted, double w
 
 }  // namespace
 
+namespace {
+
+// Whether `rows` are whole grids: runs of `points` rows, each run one base row's points in order.
+bool WholeGrids(const std::vector<int64_t>& rows, int points) {
+  if (rows.size() % static_cast<size_t>(points) != 0) return false;
+  for (size_t start = 0; start < rows.size(); start += static_cast<size_t>(points)) {
+    if (rows[start] % points != 0) return false;
+    for (int k = 1; k < points; ++k) {
+      if (rows[start + static_cast<size_t>(k)] != rows[start] + k) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::vector<int64_t>& rows, double* out) const {
   const auto num_rows = static_cast<int32_t>(rows.size());
   if (num_rows == 0) return;
   const auto num_cols = static_cast<int32_t>(node.columns.size());
-  // Gather this model's columns of the selected rows into a dense matrix of its own.
+  const GridPoints& grid = *batch.grid;
+  const int points = grid.points;
+  const size_t num_varying = grid.varying.size();
+  // This model's features that read a varying input, and that input's place among the varying.
+  GridPoints model_grid;
+  model_grid.points = points;
+  std::vector<size_t> value_index;
+  for (int32_t j = 0; j < num_cols; ++j) {
+    const auto found = std::find(grid.varying.begin(), grid.varying.end(), node.columns[j]);
+    if (found == grid.varying.end()) continue;
+    model_grid.varying.push_back(j);
+    value_index.push_back(static_cast<size_t>(found - grid.varying.begin()));
+  }
+  const size_t model_varying = model_grid.varying.size();
+  if (points > 1 && WholeGrids(rows, points)) {
+    // Base rows once, and per point only the varying values: the engine shares the rest.
+    const int32_t num_base = num_rows / points;
+    std::vector<double> matrix(static_cast<size_t>(num_base) * num_cols);
+    std::vector<double> values(static_cast<size_t>(num_rows) * model_varying);
+    for (int32_t b = 0; b < num_base; ++b) {
+      const int64_t first_point = rows[static_cast<size_t>(b) * points];
+      const double* source = batch.input + first_point / points * num_inputs_;
+      double* target = matrix.data() + static_cast<size_t>(b) * num_cols;
+      for (int32_t j = 0; j < num_cols; ++j) target[j] = source[node.columns[j]];
+      for (int k = 0; k < points; ++k) {
+        const double* point = grid.values + static_cast<size_t>(first_point + k) * num_varying;
+        double* point_target = values.data() + (static_cast<size_t>(b) * points + static_cast<size_t>(k)) * model_varying;
+        for (size_t v = 0; v < model_varying; ++v) point_target[v] = point[value_index[v]];
+      }
+    }
+    model_grid.values = values.data();
+    node.model->PredictGrid(matrix.data(), num_base, num_cols, model_grid, node.kind, IterationRange{},
+                            batch.num_threads, out, num_rows);
+    return;
+  }
+  // Rows one by one (all rows without a grid; a cascade's escalated points within one): each
+  // point's row is its base row with the point's varying values in place.
   std::vector<double> matrix(static_cast<size_t>(num_rows) * num_cols);
   for (int32_t i = 0; i < num_rows; ++i) {
-    const double* source = batch.input + rows[i] * num_inputs_;
+    const double* source = batch.input + rows[i] / points * num_inputs_;
     double* target = matrix.data() + static_cast<size_t>(i) * num_cols;
     for (int32_t j = 0; j < num_cols; ++j) target[j] = source[node.columns[j]];
+    const double* point = model_varying == 0 ? nullptr : grid.values + static_cast<size_t>(rows[i]) * num_varying;
+    for (size_t v = 0; v < model_varying; ++v) target[model_grid.varying[v]] = point[value_index[v]];
   }
   node.model->Predict(matrix.data(), num_rows, num_cols, node.kind, IterationRange{}, batch.num_threads, out, num_rows);
 }
@@ -129,17 +184,27 @@ void Program::EvalNode(int index, const Batch& batch, const std::vector<int64_t>
 }
 
 Program::Stats Program::Evaluate(const double* input, int64_t rows, const int32_t* route_index, int num_threads,
-                                 int grid_points, int monotone, double* out) const {
+                                 const GridPoints& grid, int monotone, int run, double* out) const {
   if (rows < 0) throw std::invalid_argument("negative row count");
   if (num_route_slots_ > 0 && route_index == nullptr && rows > 0) throw std::invalid_argument("route indices missing");
-  if (grid_points < 1 || rows % grid_points != 0) throw std::invalid_argument("rows must be whole grids");
+  if (grid.points < 1 || rows % grid.points != 0) throw std::invalid_argument("rows must be whole grids");
+  if (run < 1 || grid.points % run != 0) throw std::invalid_argument("a monotone run must divide the grid's points");
+  std::vector<bool> seen(static_cast<size_t>(num_inputs_));
+  for (int32_t v : grid.varying) {
+    if (v < 0 || v >= num_inputs_ || seen[static_cast<size_t>(v)]) {
+      throw std::invalid_argument("grid input " + std::to_string(v) + " is outside 0.." + std::to_string(num_inputs_ - 1) +
+                                  " or listed twice");
+    }
+    seen[static_cast<size_t>(v)] = true;
+  }
+  if (!grid.varying.empty() && grid.values == nullptr && rows > 0) throw std::invalid_argument("grid values missing");
   std::vector<int64_t> all(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) all[i] = i;
   Stats stats;
-  EvalNode(static_cast<int>(nodes_.size()) - 1, Batch{input, route_index, num_threads}, all, out, &stats);
+  EvalNode(static_cast<int>(nodes_.size()) - 1, Batch{input, route_index, num_threads, &grid}, all, out, &stats);
   if (monotone != 0) {
-    for (int64_t start = 0; start < rows; start += grid_points) {
-      for (int k = 1; k < grid_points; ++k) {
+    for (int64_t start = 0; start < rows; start += run) {
+      for (int k = 1; k < run; ++k) {
         double& here = out[start + k];
         const double before = out[start + k - 1];
         here = monotone > 0 ? std::max(here, before) : std::min(here, before);

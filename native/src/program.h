@@ -1,7 +1,9 @@
 // Ensemble programs: a tree of models and combinators (weighted ensembles, per-key routing,
 // cascades) evaluated over a whole batch in native code, so custom ensemble logic costs no
-// JVM or Python round trip per row. Each model still gets one LightGBM call per batch: rows
+// JVM or Python round trip per row. Each model still gets one engine call per batch: rows
 // are grouped by route and compacted for a cascade's second stage before they are scored.
+// Inside a what-if grid, a model scores whole grids with Predictor::PredictGrid, which shares
+// the work on inputs that do not vary; a cascade's escalated points are scored one by one.
 #pragma once
 
 #include <cstdint>
@@ -66,12 +68,15 @@ class Program {
     int64_t escalated = 0;  // rows a cascade passed to its second stage
   };
 
-  // Scores `rows` rows of `num_inputs` doubles (row-major) into out[rows]. route_index holds
-  // rows x num_route_slots int32 values (may be null when there are no routes). When
-  // grid_points > 1, each run of grid_points consecutive rows is one row's what-if grid, and
-  // monotone (+1 increasing, -1 decreasing, 0 none) applies a running max or min along it.
-  Stats Evaluate(const double* input, int64_t rows, const int32_t* route_index, int num_threads, int grid_points,
-                 int monotone, double* out) const;
+  // Scores `rows` rows into out[rows]. Every run of grid.points consecutive rows is one base
+  // row's what-if grid (one point per row without a grid): `input` holds the rows / grid.points
+  // base rows of num_inputs doubles (row-major), and grid.varying lists the inputs whose value
+  // each point reads from grid.values instead (GridPoints, predictor.h, with inputs for
+  // features). route_index holds rows x num_route_slots int32 values (may be null when there
+  // are no routes). monotone (+1 increasing, -1 decreasing, 0 none) applies a running max or
+  // min along each run of `run` consecutive points, which divides grid.points.
+  Stats Evaluate(const double* input, int64_t rows, const int32_t* route_index, int num_threads,
+                 const GridPoints& grid, int monotone, int run, double* out) const;
 
   int num_inputs() const { return num_inputs_; }
   int num_route_slots() const { return num_route_slots_; }

@@ -19,6 +19,7 @@ namespace treescore {
 namespace {
 
 constexpr int kCols = 3;
+const GridPoints kNoGrid;
 
 std::string TrainModel(unsigned seed, const char* objective) {
   std::mt19937 rng(seed);
@@ -81,7 +82,7 @@ TEST_F(Programs, WeightedMeanWithTransformsMatchesTheDocumentedOrder) {
   const std::vector<double> constants = {0.7, 0.3, 0, 0, 0, 1};
   Program program = DecodeProgram(code, constants, {a_, b_});
   std::vector<double> out(kRows);
-  program.Evaluate(input_.data(), kRows, nullptr, 1, 1, 0, out.data());
+  program.Evaluate(input_.data(), kRows, nullptr, 1, kNoGrid, 0, 1, out.data());
   const auto pa = Single(*a_), pb = Single(*b_);
   for (int i = 0; i < kRows; ++i) {
     const double combined = (0.7 * pa[i] + 0.3 * pb[i]) / (0.7 + 0.3);
@@ -96,7 +97,7 @@ TEST_F(Programs, RoutesGroupRowsAndUnroutedRowsAreNaN) {
   std::vector<int32_t> route(kRows);
   for (int i = 0; i < kRows; ++i) route[i] = i % 3 == 2 ? -1 : i % 3;
   std::vector<double> out(kRows);
-  program.Evaluate(input_.data(), kRows, route.data(), 1, 1, 0, out.data());
+  program.Evaluate(input_.data(), kRows, route.data(), 1, kNoGrid, 0, 1, out.data());
   const auto pa = Single(*a_), pb = Single(*b_);
   for (int i = 0; i < kRows; ++i) {
     if (route[i] < 0) EXPECT_TRUE(std::isnan(out[i]));
@@ -109,7 +110,7 @@ TEST_F(Programs, CascadesEscalateOnlyUnconfidentRows) {
   const std::vector<int64_t> code = {kCols, 0, 3, 0, 1, 0, 3, 0, 1, 2, 0, 0, 0, 3, 0, 1, 2, 3, 0, 1};
   Program program = DecodeProgram(code, {0.2, 0.8}, {a_, b_});
   std::vector<double> out(kRows);
-  const auto stats = program.Evaluate(input_.data(), kRows, nullptr, 1, 1, 0, out.data());
+  const auto stats = program.Evaluate(input_.data(), kRows, nullptr, 1, kNoGrid, 0, 1, out.data());
   const auto pa = Single(*a_), pb = Single(*b_);
   int64_t escalated = 0;
   for (int i = 0; i < kRows; ++i) {
@@ -121,18 +122,71 @@ TEST_F(Programs, CascadesEscalateOnlyUnconfidentRows) {
   EXPECT_GT(escalated, 0);
 }
 
-TEST_F(Programs, MonotoneGridsTakeRunningMaxima) {
+// A grid of 2 x 5 points over inputs 0 and 2: base rows are the first kRows / 10 input rows,
+// and each point's row is its base row with the point's values in place.
+class ProgramGrids : public Programs {
+ protected:
+  void SetUp() override {
+    Programs::SetUp();
+    std::mt19937 rng(5);
+    std::normal_distribution<double> normal;
+    values_.resize(kRows * 2);
+    for (double& v : values_) v = normal(rng);
+    for (int e = 0; e < kRows; ++e) {
+      for (int j = 0; j < kCols; ++j) points_.push_back(input_[(e / kPoints) * kCols + j]);
+      points_[e * kCols + 0] = values_[e * 2];
+      points_[e * kCols + 2] = values_[e * 2 + 1];
+    }
+  }
+  GridPoints Grid() const { return GridPoints{kPoints, {0, 2}, values_.data()}; }
+
+  static constexpr int kPoints = 10;
+  std::vector<double> values_;  // per point: input 0, input 2
+  std::vector<double> points_;  // every point as a row of its own
+};
+
+TEST_F(ProgramGrids, MonotoneCurvesTakeRunningMaximaAlongEachRun) {
   const std::vector<int64_t> code = {kCols, 0, 1, 0, 0, 0, 3, 0, 1, 2};
   Program program = DecodeProgram(code, {}, {a_});
-  std::vector<double> out(kRows);
-  program.Evaluate(input_.data(), kRows, nullptr, 1, 10, 1, out.data());
-  const auto pa = Single(*a_);
-  for (int g = 0; g < kRows / 10; ++g) {
+  std::vector<double> out(kRows), scores(kRows);
+  program.Evaluate(input_.data(), kRows, nullptr, 1, Grid(), 1, 5, out.data());
+  a_->Predict(points_.data(), kRows, kCols, PredictKind::kPrediction, {}, 1, scores.data(), kRows);
+  for (int run = 0; run < kRows / 5; ++run) {
     double running = -std::numeric_limits<double>::infinity();
-    for (int k = 0; k < 10; ++k) {
-      running = std::max(running, pa[g * 10 + k]);
-      EXPECT_EQ(out[g * 10 + k], running);
+    for (int k = 0; k < 5; ++k) {
+      running = std::max(running, scores[run * 5 + k]);
+      EXPECT_EQ(out[run * 5 + k], running);
     }
+  }
+  EXPECT_THROW(program.Evaluate(input_.data(), kRows, nullptr, 1, Grid(), 1, 3, out.data()), std::invalid_argument);
+  EXPECT_THROW(program.Evaluate(input_.data(), kRows, nullptr, 1, GridPoints{kPoints, {0, 3}, values_.data()}, 0, 1,
+                                out.data()), std::invalid_argument);
+}
+
+// Ensembles, routes and cascades inside a grid, on both engines: whole grids are shared, a
+// cascade's escalated points are scored alone, and every point has the bits of its own row.
+TEST_F(ProgramGrids, EveryPointHasTheBitsOfItsOwnRow) {
+  // node 0: a, node 1: b, node 2: mean(0.7 a, 0.3 b), node 3: cascade(b, else a), node 4: route slot 0 -> [2, 3]
+  const std::vector<int64_t> code = {kCols, 1, 5,
+                                     0, 0, 0, 3, 0, 1, 2,
+                                     0, 1, 0, 3, 0, 1, 2,
+                                     1, 0, 2, 0, 1, 0,
+                                     3, 1, 0,
+                                     2, 0, 2, 2, 3};
+  const std::vector<double> constants = {0.7, 0.3, 0.2, 0.8};
+  const auto engine_a = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_a_));
+  const auto engine_b = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_b_));
+  std::vector<int32_t> route(kRows);
+  for (int e = 0; e < kRows; ++e) route[e] = (e / kPoints) % 3 == 2 ? -1 : (e / kPoints) % 3;
+  for (const auto& models : {std::vector<std::shared_ptr<const Predictor>>{a_, b_},
+                             std::vector<std::shared_ptr<const Predictor>>{engine_a, engine_b}}) {
+    const Program program = DecodeProgram(code, constants, models);
+    std::vector<double> expected(kRows), got(kRows);
+    const auto alone = program.Evaluate(points_.data(), kRows, route.data(), 1, kNoGrid, 0, 1, expected.data());
+    const auto shared = program.Evaluate(input_.data(), kRows, route.data(), 2, Grid(), 0, 1, got.data());
+    ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), kRows * sizeof(double)));
+    EXPECT_EQ(shared.escalated, alone.escalated);
+    EXPECT_GT(shared.escalated, 0);
   }
 }
 
@@ -143,8 +197,8 @@ TEST_F(Programs, EngineMembersGiveTheBitsOfLightGbmMembers) {
   const auto engine_a = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_a_));
   const auto engine_b = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_b_));
   std::vector<double> expected(kRows), got(kRows);
-  DecodeProgram(code, constants, {a_, b_}).Evaluate(input_.data(), kRows, nullptr, 1, 1, 0, expected.data());
-  DecodeProgram(code, constants, {engine_a, engine_b}).Evaluate(input_.data(), kRows, nullptr, 2, 1, 0, got.data());
+  DecodeProgram(code, constants, {a_, b_}).Evaluate(input_.data(), kRows, nullptr, 1, kNoGrid, 0, 1, expected.data());
+  DecodeProgram(code, constants, {engine_a, engine_b}).Evaluate(input_.data(), kRows, nullptr, 2, kNoGrid, 0, 1, got.data());
   ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), kRows * sizeof(double)));
 }
 

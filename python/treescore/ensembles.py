@@ -162,26 +162,34 @@ class Cascade(Scorable):
 
 
 class Grid(Scorable):
-    """What-if scoring: array<double> with the scorer's output at every value of one input.
+    """What-if scoring: array<double> with the scorer's output at every point of a grid.
 
-    vary={"discount": [0.0, 0.05, ...]}; derived inputs are SQL expressions recomputed at each
-    grid point and may read the grid value by its name ({"price_after": "price * (1 - discount)"});
-    monotone="increasing" or "decreasing" forces the curve monotone (running max or min).
+    vary={"discount": [0.0, 0.05, ...]} varies one input; with several inputs
+    (vary={"discount": [...], "shipping": [...]}) the points are their cross product in the
+    order given, the first input varying slowest. Derived inputs are SQL expressions recomputed
+    at each grid point and may read any varied input by its name
+    ({"price_after": "price * (1 - discount)"}). monotone="increasing" or "decreasing" forces
+    the curve monotone (running max or min) along the last varied input.
     """
 
     def __init__(self, scorer, vary: Dict[str, Sequence[float]], derived: Optional[Dict[str, str]] = None,
                  monotone: str = "none"):
-        if len(vary) != 1:
-            raise ValueError("treescore: vary must name exactly one input and its grid values")
+        if not isinstance(vary, dict) or not vary:
+            raise ValueError("treescore: vary must map at least one input to its grid values")
         if any(not isinstance(v, str) for v in (derived or {}).values()):
             raise TypeError("treescore: derived inputs are SQL expression strings, e.g. 'price * (1 - discount)'")
-        (self.vary, values), = vary.items()
-        self.scorer, self.values = scorer, [float(v) for v in values]
+        self.scorer = scorer
+        self.axes = [(name, [float(v) for v in values]) for name, values in vary.items()]
         self.derived, self.monotone = dict(derived or {}), monotone
 
     def _node(self, models):
-        return {"type": "grid", "scorer": _node_of(self.scorer, models), "vary": self.vary, "values": self.values,
-                "derived": self.derived, "monotone": self.monotone}
+        node = {"type": "grid", "scorer": _node_of(self.scorer, models), "derived": self.derived,
+                "monotone": self.monotone}
+        if len(self.axes) == 1:  # the original form, which every treescore reads
+            (node["vary"], node["values"]), = self.axes
+        else:
+            node["vary"] = [{"input": name, "values": values} for name, values in self.axes]
+        return node
 
 
 class Loaded(Scorable):

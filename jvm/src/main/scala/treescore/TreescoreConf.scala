@@ -28,7 +28,8 @@ object TreescoreConf {
 
   val BatchRows: ConfEntry[Int] = ConfEntry("spark.treescore.batch.rows", "8192", "query",
     "Rows per native call. Each task holds one off-heap matrix of `batch.rows x features` doubles per model " +
-      "(8192 x 200 features = 12.5 MiB) plus the batch's input rows. See [tuning.md](tuning.md). Must be a positive " +
+      "(8192 x 200 features = 12.5 MiB) plus the batch's input rows. A what-if grid's points count as rows: a " +
+      "batch holds `batch.rows / points` input rows (at least one). See [tuning.md](tuning.md). Must be a positive " +
       "integer.", positiveInt)
 
   val NativeThreads: ConfEntry[Int] = ConfEntry("spark.treescore.native.threads", "1", "query",

@@ -7,7 +7,7 @@ import org.apache.spark.sql.treescore.ColumnBridge
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Expression
 
-import treescore.ensemble.{GridScorer, ModelScorer, Monotone, Scorable, Scorer}
+import treescore.ensemble.{GridAxis, GridScorer, ModelScorer, Monotone, Scorable, Scorer}
 import treescore.execution.TaskScorers
 import treescore.expressions.{GridPoints, GridValue, ProgramScoreExpression, ScoreExpression}
 import treescore.model.TreeModel
@@ -70,12 +70,13 @@ object functions {
     case scorer: Scorer => program(scorer, None, Map.empty)
     case grid: GridScorer =>
       val parser = SparkSession.active.sessionState.sqlParser
+      val varied = grid.varied.map(name => name -> GridValue(name)).toMap
       val derived = grid.derived.map { case (name, sql) =>
         name -> parser.parseExpression(sql).transform {
-          case a: UnresolvedAttribute if a.nameParts == Seq(grid.vary) => GridValue(grid.vary)
+          case a: UnresolvedAttribute if a.nameParts.length == 1 && varied.contains(a.nameParts.head) => varied(a.nameParts.head)
         }
       }.toMap
-      program(grid.scorer, Some(GridPoints(grid.values, grid.monotone)), derived + (grid.vary -> GridValue(grid.vary)))
+      program(grid.scorer, Some(GridPoints(grid.axes, grid.monotone)), derived ++ varied)
   }
 
   /**
@@ -89,12 +90,24 @@ object functions {
    * }}}
    */
   def scoreGrid(scorable: Scorable, vary: String, values: Seq[Double], derived: Map[String, String] = Map.empty,
+      monotone: String = "none"): Column = scoreGridOver(scorable, Seq(GridAxis(vary, values)), derived, monotone)
+
+  /**
+   * What-if scoring over several inputs at once: the cross product of `axes`, the first axis
+   * varying slowest, as array<double>; a monotone curve runs along the last axis.
+   *
+   * {{{
+   *   df.withColumn("surface", scoreGridOver(demand, Seq(GridAxis("discount", Seq(0.0, 0.1, 0.2)),
+   *     GridAxis("shipping", Seq(0.0, 4.99)))))
+   * }}}
+   */
+  def scoreGridOver(scorable: Scorable, axes: Seq[GridAxis], derived: Map[String, String] = Map.empty,
       monotone: String = "none"): Column = {
     val scorer = scorable match {
       case s: Scorer => s
       case g: GridScorer => throw new IllegalArgumentException(s"treescore: a grid cannot vary another grid (${g.describe})")
     }
-    score(GridScorer(scorer, vary, values, derived.toSeq.sortBy(_._1), Monotone.fromName(monotone)))
+    score(GridScorer(scorer, axes, derived.toSeq.sortBy(_._1), Monotone.fromName(monotone)))
   }
 
   /** What-if scoring of a single model; see the Scorable overload. */

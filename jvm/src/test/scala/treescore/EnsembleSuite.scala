@@ -4,7 +4,7 @@ import org.apache.spark.SparkException
 import org.apache.spark.sql.functions.{col, lit, when}
 
 import treescore.ensemble._
-import treescore.functions.{score, scoreGrid}
+import treescore.functions.{score, scoreGrid, scoreGridOver}
 
 /** Ensembles, routes, cascades and grids, natively in one batched pass, against their references. */
 class EnsembleSuite extends SparkSuite {
@@ -85,6 +85,24 @@ class EnsembleSuite extends SparkSuite {
       assert(curve == values.indices.map(p.getDouble))
       assert(g.getSeq[Double](1) == curve.scanLeft(Double.PositiveInfinity)(math.min).tail)
     }
+  }
+
+  test("a grid over two inputs is their cross product, curves monotone along the last, on both paths") {
+    val (f0s, f2s) = (Seq(-1.0, 0.0, 2.0), Seq(0.5, -0.5))
+    val axes = Seq(GridAxis("f0", f0s), GridAxis("f2", f2s))
+    def run() = fixtureFrame.select(
+      scoreGridOver(reg, axes, Map("f3" -> "f3 + f0 * f2")).as("surface"),
+      scoreGridOver(reg, axes, Map("f3" -> "f3 + f0 * f2"), "increasing").as("up")).collect().toSeq
+    val pointwise = fixtureFrame.select((for (a <- f0s; b <- f2s) yield {
+      score(regressionModel, lit(a), col("f1"), lit(b), col("f3") + lit(a) * lit(b), col("f4"), col("f5"))
+    }): _*).collect()
+    val surfaces = run()
+    surfaces.zip(pointwise).foreach { case (g, p) =>
+      val surface = g.getSeq[Double](0)
+      assert(surface == (0 until f0s.length * f2s.length).map(p.getDouble))
+      assert(g.getSeq[Double](1) == surface.grouped(f2s.length).flatMap(_.scanLeft(Double.NegativeInfinity)(math.max).tail).toSeq)
+    }
+    assert(withBatchingDisabled(run()) == surfaces)
   }
 
   test("nesting: a route of ensembles, and a cascade whose full stage is an ensemble, match their parts") {

@@ -68,10 +68,14 @@ public final class NativeMethods {
   public static native void releaseProgram(long handle);
 
   /**
-   * Evaluates a program over numRows rows of its inputs (off-heap doubles, row-major) with
-   * route indices (off-heap int32, numRows x route slots; 0 address when there are none),
-   * writing one double per row. gridPoints consecutive rows form one what-if grid, with
-   * monotone 1 (running max), -1 (running min) or 0. Returns how many rows a cascade escalated.
+   * Evaluates a program over numRows rows, writing one double per row. Every gridPoints
+   * consecutive rows are one base row's what-if grid (gridPoints is 1 without a grid): the
+   * inputs (off-heap doubles, row-major) hold the numRows / gridPoints base rows, and the
+   * inputs listed in gridInputs take each point's own value from the grid values (off-heap,
+   * numRows x gridInputs.length; 0 address when there are none). Route indices are off-heap
+   * int32, numRows x route slots (0 address when there are none). monotone 1 (running max),
+   * -1 (running min) or 0 applies along each run of monotoneRun points. Returns how many rows
+   * a cascade escalated.
    */
   public static native long evaluateProgram(
       long handle,
@@ -82,7 +86,11 @@ public final class NativeMethods {
       long routeCapacity,
       int numThreads,
       int gridPoints,
+      int[] gridInputs,
+      long gridValuesAddress,
+      long gridValuesCapacity,
       int monotone,
+      int monotoneRun,
       long outAddress,
       long outCapacity);
 

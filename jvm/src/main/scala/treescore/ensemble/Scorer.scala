@@ -201,25 +201,55 @@ object Monotone {
     Scorer.invalid(s"unknown monotone '$name'; expected none, increasing or decreasing"))
 }
 
+/** One varied input of a what-if grid and the values it takes. */
+final case class GridAxis(input: String, values: Seq[Double])
+
 /**
- * What-if scoring: `scorer` evaluated at every value of the input `vary`, giving
- * array<double> with one score per grid point per row, without exploding the DataFrame.
- * `derived` inputs are SQL expressions recomputed at every grid point; they may read the
- * grid value by the name `vary` (e.g. "price * (1 - discount)").
+ * What-if scoring: `scorer` evaluated at every point of a grid, giving array<double> with one
+ * score per grid point per row, without exploding the DataFrame. With one axis the points are
+ * its values; with several, their cross product, the first axis varying slowest (so with
+ * `discount` then `shipping`, point `i * shipping.size + j` is discount i with shipping j).
+ * `derived` inputs are SQL expressions recomputed at every grid point; they may read any
+ * axis's value by its input name (e.g. "price * (1 - discount)"). A `monotone` curve runs
+ * along the last axis, for each combination of the others.
  */
-final case class GridScorer(scorer: Scorer, vary: String, values: Seq[Double], derived: Seq[(String, String)] = Nil,
-    monotone: Monotone = Monotone.None) extends Scorable {
-  if (values.isEmpty) Scorer.invalid(s"the grid over '$vary' needs at least one value")
-  if (values.exists(v => v.isNaN || v.isInfinite)) Scorer.invalid(s"the grid over '$vary' has a value that is not finite")
-  if (!scorer.featureInputs.contains(vary)) {
-    Scorer.invalid(s"the grid varies '$vary', which is not an input of ${scorer.describe} " +
-      s"(its inputs: ${scorer.featureInputs.mkString(", ")})")
+final case class GridScorer(scorer: Scorer, axes: Seq[GridAxis], derived: Seq[(String, String)],
+    monotone: Monotone) extends Scorable {
+  if (axes.isEmpty) Scorer.invalid("a grid needs at least one input to vary")
+  axes.groupBy(_.input).collectFirst { case (name, twice) if twice.length > 1 =>
+    Scorer.invalid(s"the grid varies '$name' more than once")
   }
-  derived.map(_._1).find(d => !scorer.featureInputs.contains(d) || d == vary).foreach { d =>
+  axes.foreach { case GridAxis(vary, values) =>
+    if (values.isEmpty) Scorer.invalid(s"the grid over '$vary' needs at least one value")
+    if (values.exists(v => v.isNaN || v.isInfinite)) Scorer.invalid(s"the grid over '$vary' has a value that is not finite")
+    if (!scorer.featureInputs.contains(vary)) {
+      Scorer.invalid(s"the grid varies '$vary', which is not an input of ${scorer.describe} " +
+        s"(its inputs: ${scorer.featureInputs.mkString(", ")})")
+    }
+  }
+  derived.map(_._1).find(d => !scorer.featureInputs.contains(d) || varied.contains(d)).foreach { d =>
     Scorer.invalid(s"the grid derives '$d', which is not another input of ${scorer.describe} " +
       s"(its inputs: ${scorer.featureInputs.mkString(", ")})")
   }
-  def describe: String = s"grid(${scorer.describe} over $vary in ${values.length} points" +
+  if (axes.map(_.values.length.toLong).product > GridScorer.MaxPoints) {
+    Scorer.invalid(s"the grid has ${axes.map(_.values.length.toLong).product} points; at most ${GridScorer.MaxPoints} per row")
+  }
+
+  /** The varied inputs, in axis order. */
+  def varied: Seq[String] = axes.map(_.input)
+  /** Scores per row: the product of the axes' sizes. */
+  def points: Int = axes.map(_.values.length).product
+  def describe: String = s"grid(${scorer.describe} over " +
+    axes.map(a => s"${a.input} in ${a.values.length} points").mkString(" x ") +
     (if (derived.isEmpty) "" else derived.map { case (n, e) => s"$n = $e" }.mkString("; ", "; ", "")) +
     (if (monotone == Monotone.None) "" else s", ${monotone.name}") + ")"
+}
+
+object GridScorer {
+  /** The most points one row's grid may have: a row's scores are one Spark array. */
+  val MaxPoints: Long = 1L << 20
+
+  /** A grid over one input. */
+  def apply(scorer: Scorer, vary: String, values: Seq[Double], derived: Seq[(String, String)] = Nil,
+      monotone: Monotone = Monotone.None): GridScorer = GridScorer(scorer, Seq(GridAxis(vary, values)), derived, monotone)
 }

@@ -131,10 +131,20 @@ object SpecIO {
         node.set[JsonNode]("first", write(c.first))
         node.set[JsonNode]("full", write(c.full))
       case g: GridScorer =>
-        node.put("type", "grid").put("vary", g.vary).put("monotone", g.monotone.name)
+        node.put("type", "grid").put("monotone", g.monotone.name)
         node.set[JsonNode]("scorer", write(g.scorer))
-        val values = node.putArray("values")
-        g.values.foreach(v => values.add(v))
+        g.axes match {
+          case Seq(GridAxis(vary, values)) => // one axis: the original form, which every version reads
+            node.put("vary", vary)
+            val array = node.putArray("values")
+            values.foreach(v => array.add(v))
+          case axes =>
+            val list = node.putArray("vary")
+            axes.foreach { axis =>
+              val values = list.addObject().put("input", axis.input).putArray("values")
+              axis.values.foreach(v => values.add(v))
+            }
+        }
         val derived = node.putObject("derived")
         g.derived.foreach { case (n, e) => derived.put(n, e) }
     }
@@ -149,12 +159,21 @@ object SpecIO {
     def scorable(node: JsonNode, where: String): Scorable = text(node, "type", where) match {
       case "grid" =>
         guard(where) {
-          val values = array(node, "values", where).map(v => number(v, s"$where.values"))
+          val axes = field(node, "vary", where) match {
+            case one if one.isTextual =>
+              Seq(GridAxis(one.asText(), array(node, "values", where).map(v => number(v, s"$where.values"))))
+            case list: ArrayNode => list.elements().asScala.toSeq.zipWithIndex.map { case (axis, i) =>
+              val at = s"$where.vary[$i]"
+              GridAxis(text(axis, "input", at), array(axis, "values", at).map(v => number(v, s"$at.values")))
+            }
+            case _ => throw new InvalidSpecException(s"$where.vary",
+              "expected an input name (with 'values') or a list of {\"input\": name, \"values\": [...]}")
+          }
           val derived = Option(node.get("derived")).filterNot(_.isNull).map { d =>
             if (!d.isObject) throw new InvalidSpecException(s"$where.derived", "expected an object of SQL expressions")
             d.properties().iterator().asScala.map(e => e.getKey -> e.getValue.asText()).toSeq
           }.getOrElse(Nil)
-          GridScorer(scorer(field(node, "scorer", where), s"$where.scorer"), text(node, "vary", where), values, derived,
+          GridScorer(scorer(field(node, "scorer", where), s"$where.scorer"), axes, derived,
             Monotone.fromName(Option(node.get("monotone")).map(_.asText()).getOrElse("none")))
         }
       case _ => scorer(node, where)

@@ -12,7 +12,7 @@ import treescore.expressions.BatchableScore
 import treescore.model.Engine
 
 /**
- * Scores its child's rows in batches: up to `batchRows` rows are buffered, their features
+ * Scores its child's rows in batches: up to batch.rows scores' rows are buffered, their features
  * written into one off-heap matrix per distinct feature list (calls of several models over the
  * same columns share one), each model is called once per batch through
  * JNI, and the scores are joined back onto the rows (as Spark's EvalPythonExec does).
@@ -36,7 +36,8 @@ case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], res
     TaskScorers.rowsMetric(Engine.LightGbm) -> SQLMetrics.createMetric(sparkContext, "rows scored by LightGBM"))
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val batchRows = TreescoreConf.BatchRows.from(conf)
+    // batch.rows bounds the scores per batch, so a grid's batch has fewer rows and the same memory.
+    val batchRows = math.max(1, TreescoreConf.BatchRows.from(conf) / scores.map(_.pointsPerRow).max)
     val nativeThreads = TreescoreConf.NativeThreads.from(conf)
     val inputSchema = child.output
     val allMetrics = metrics

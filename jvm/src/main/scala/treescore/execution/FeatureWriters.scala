@@ -24,12 +24,21 @@ object FeatureWriters {
     case FeatureInput.ArrayColumn => arrayColumn(args, numFeatures)
   }
 
-  /** One numeric or boolean column per feature; ProgramTaskScorer writes its inputs with it too. */
+  /** One numeric or boolean column per feature. */
   def scalarColumns(args: Seq[Expression], numFeatures: Int): FeatureWriter = {
+    require(args.length == numFeatures, s"${args.length} feature columns for $numFeatures features")
+    scalarColumnsAt(args, Array.range(0, numFeatures))
+  }
+
+  /**
+   * One numeric or boolean value per arg, arg j written at `offset + positions(j)`: how
+   * ProgramTaskScorer writes a subset of its inputs (those that do not vary within a grid).
+   */
+  def scalarColumnsAt(args: Seq[Expression], positions: Array[Int]): FeatureWriter = {
     val direct = args.map(directType)
     if (direct.forall(_.isDefined)) {
-      new DirectColumnsWriter(args.map(_.asInstanceOf[BoundReference].ordinal).toArray, direct.flatten.toArray)
-    } else projectedWriter(args, numFeatures)
+      new DirectColumnsWriter(args.map(_.asInstanceOf[BoundReference].ordinal).toArray, direct.flatten.toArray, positions)
+    } else projectedWriter(args, positions)
   }
 
   // The primitive types a plain input column is read as directly, by position in this list.
@@ -46,7 +55,8 @@ object FeatureWriters {
     case _ => None
   }
 
-  private final class DirectColumnsWriter(ordinals: Array[Int], types: Array[Int]) extends FeatureWriter {
+  private final class DirectColumnsWriter(ordinals: Array[Int], types: Array[Int], positions: Array[Int])
+      extends FeatureWriter {
     def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
       var j = 0
       while (j < ordinals.length) {
@@ -60,19 +70,19 @@ object FeatureWriters {
           case 5 => row.getByte(o).toDouble
           case _ => if (row.getBoolean(o)) 1.0 else 0.0
         }
-        matrix.put(offset + j, value)
+        matrix.put(offset + positions(j), value)
         j += 1
       }
     }
   }
 
-  private def projectedWriter(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
+  private def projectedWriter(args: Seq[Expression], positions: Array[Int]): FeatureWriter = new FeatureWriter {
     private val read = MutableProjection.create(args.map(a => if (a.dataType == DoubleType) a else Cast(a, DoubleType)))
     def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
       val values = read(row)
       var j = 0
-      while (j < numFeatures) {
-        matrix.put(offset + j, if (values.isNullAt(j)) Double.NaN else values.getDouble(j))
+      while (j < positions.length) {
+        matrix.put(offset + positions(j), if (values.isNullAt(j)) Double.NaN else values.getDouble(j))
         j += 1
       }
     }

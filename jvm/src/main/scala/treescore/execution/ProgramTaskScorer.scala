@@ -13,20 +13,22 @@ import treescore.model.{Engine, IterationRange, ModelCache, NativeProgram, OffHe
 
 /**
  * One task's state for an ensemble, route, cascade or grid call: leases on every model inside
- * (all in the engine the plan chose),
- * the compiled native program, and off-heap buffers for inputs, route indices and outputs.
- * A grid's rows are expanded here, K grid points per row, never in the DataFrame. Built by
- * [[ProgramTaskScorer.open]], which releases whatever it acquired if any step fails.
+ * (all in the engine the plan chose), the compiled native program, and off-heap buffers for
+ * inputs, grid values, route indices and outputs. A grid's points are never rows of the
+ * DataFrame: each row's inputs are written once, and per point only the inputs that vary (the
+ * varied ones and those derived from them), so the engine can share the rest of the work
+ * between a row's points. Built by [[ProgramTaskScorer.open]], which releases whatever it
+ * acquired if any step fails.
  */
 private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpression, engine: Engine,
-    encoded: EncodedProgram,
-    program: NativeProgram, features: FeatureWriter, keys: MutableProjection, keyTypes: Seq[DataType],
-    point: GridPoint, inputs: OffHeapDoubles, routes: OffHeapInts, outputs: OffHeapDoubles, nativeThreads: Int,
-    metrics: Map[String, SQLMetric], owned: Owned) extends TaskScorer {
+    encoded: EncodedProgram, program: NativeProgram, inputs: ProgramInputs, keys: MutableProjection,
+    keyTypes: Seq[DataType], buffers: ProgramBuffers, nativeThreads: Int, metrics: Map[String, SQLMetric],
+    owned: Owned) extends TaskScorer {
 
-  private val gridValues = call.grid.map(_.values.toArray).getOrElse(Array.empty[Double])
+  private val pointValues = call.grid.map(_.valuesAt).getOrElse(Array(Array.empty[Double]))
   private val gridPoints = call.pointsPerRow
   private val numInputs = call.featureInputs.length
+  private val numVarying = inputs.varying.length
   private val numSlots = encoded.routeSlots.length
 
   override def score(batch: collection.Seq[InternalRow]): Unit = {
@@ -35,18 +37,22 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
     while (rows.hasNext) {
       val row = rows.next()
       if (numSlots > 0) writeRoutes(row, i)
-      var k = 0
-      while (k < gridPoints) {
-        if (gridValues.nonEmpty) point.value = gridValues(k)
-        features.write(row, inputs, (i * gridPoints + k) * numInputs)
-        k += 1
+      inputs.fixed.write(row, buffers.inputs, i * numInputs)
+      if (numVarying > 0) {
+        var k = 0
+        while (k < gridPoints) {
+          inputs.point.values = pointValues(k)
+          inputs.perPoint.write(row, buffers.gridValues, (i * gridPoints + k) * numVarying)
+          k += 1
+        }
       }
       i += 1
     }
     val total = Math.toIntExact(batch.length.toLong * gridPoints)
     val start = System.nanoTime()
-    val escalated = program.evaluate(inputs, total, if (numSlots > 0) Some(routes) else None, nativeThreads,
-      gridPoints, call.grid.map(_.monotone.code).getOrElse(0), outputs)
+    val escalated = program.evaluate(buffers.inputs, total, if (numSlots > 0) Some(buffers.routes) else None,
+      nativeThreads, gridPoints, inputs.varying, buffers.gridValues, call.grid.map(_.monotone.code).getOrElse(0),
+      call.grid.map(_.run).getOrElse(1), buffers.outputs)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
     metrics.get("escalatedRows").foreach(_ += escalated)
     metrics.get(TaskScorers.rowsMetric(engine)).foreach(_ += total)
@@ -61,14 +67,14 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
       val key = if (keyRow.isNullAt(slot.keyInput)) "null" else keyRow.get(slot.keyInput, keyTypes(slot.keyInput)).toString
       val index = slot.routeIndex(key)
       var k = 0
-      while (k < gridPoints) { routes.put((i * gridPoints + k) * numSlots + s, index); k += 1 }
+      while (k < gridPoints) { buffers.routes.put((i * gridPoints + k) * numSlots + s, index); k += 1 }
       s += 1
     }
   }
 
   override def result(i: Int): Any = {
     def value(j: Long): Any = {
-      val v = outputs.get(j)
+      val v = buffers.outputs.get(j)
       if (v.isNaN && call.scorer.nullable) null else v // NaN only comes from a route that scores null
     }
     if (call.grid.isEmpty) value(i)
@@ -87,32 +93,57 @@ private[treescore] object ProgramTaskScorer {
     val program = owned(NativeProgram.compile(encoded.code, encoded.constants, leases.map(_.model)))
 
     val numInputs = call.featureInputs.length
-    // The grid's inputs read this scorer's own grid point in place of the GridValue placeholder.
+    // The grid's inputs read this scorer's own grid point in place of each GridValue placeholder.
     val point = new GridPoint
+    val axisOf = call.grid.map(_.axes.map(_.input).zipWithIndex.toMap).getOrElse(Map.empty[String, Int])
     val bound = BindReferences.bindReferences(call.children, inputSchema).map(_.transform {
-      case g: GridValue => GridPointValue(g.name, point)
+      case g: GridValue => GridPointValue(g.name, axisOf(g.name), point)
     })
-    val features = FeatureWriters.scalarColumns(bound.take(numInputs), numInputs)
+    val inputs = ProgramInputs(bound.take(numInputs), point)
     val keys = MutableProjection.create(bound.drop(numInputs))
 
     val expandedRows = batchRows.toLong * call.pointsPerRow
-    val inputs = owned(new OffHeapDoubles(expandedRows * numInputs))
-    val routes = owned(new OffHeapInts(expandedRows * encoded.routeSlots.length))
-    val outputs = owned(new OffHeapDoubles(expandedRows))
-    new ProgramTaskScorer(call, engine, encoded, program, features, keys, bound.drop(numInputs).map(_.dataType), point,
-      inputs, routes, outputs, nativeThreads, metrics, owned)
+    val buffers = ProgramBuffers(
+      inputs = owned(new OffHeapDoubles(batchRows.toLong * numInputs)),
+      gridValues = owned(new OffHeapDoubles(expandedRows * inputs.varying.length)),
+      routes = owned(new OffHeapInts(expandedRows * encoded.routeSlots.length)),
+      outputs = owned(new OffHeapDoubles(expandedRows)))
+    new ProgramTaskScorer(call, engine, encoded, program, inputs, keys, bound.drop(numInputs).map(_.dataType), buffers,
+      nativeThreads, metrics, owned)
   }
 }
 
-/** The grid point a task scorer is writing, owned by that scorer. */
-private[execution] final class GridPoint {
-  var value: Double = Double.NaN
+/**
+ * How a program's inputs are written: `fixed` writes, once per row, the inputs that are the
+ * same at every grid point (every input without a grid); `perPoint` writes the others, the
+ * `varying` input positions, once per point, reading `point`.
+ */
+private[execution] final case class ProgramInputs(fixed: FeatureWriter, perPoint: FeatureWriter, varying: Array[Int],
+    point: GridPoint)
+
+private[execution] object ProgramInputs {
+  def apply(bound: Seq[Expression], point: GridPoint): ProgramInputs = {
+    val (perPoint, fixed) = bound.zipWithIndex.partition { case (input, _) => input.find(_.isInstanceOf[GridPointValue]).isDefined }
+    ProgramInputs(FeatureWriters.scalarColumnsAt(fixed.map(_._1), fixed.map(_._2).toArray),
+      FeatureWriters.scalarColumnsAt(perPoint.map(_._1), Array.range(0, perPoint.length)), perPoint.map(_._2).toArray,
+      point)
+  }
 }
 
-/** Reads a task scorer's current grid point; it stands where the plan has a GridValue. */
-private[execution] case class GridPointValue(name: String, point: GridPoint) extends LeafExpression with CodegenFallback {
+/** A program task's off-heap buffers, each owned by the task's [[Owned]]. */
+private[execution] final case class ProgramBuffers(inputs: OffHeapDoubles, gridValues: OffHeapDoubles,
+    routes: OffHeapInts, outputs: OffHeapDoubles)
+
+/** The grid point a task scorer is writing, owned by that scorer: each axis's value. */
+private[execution] final class GridPoint {
+  var values: Array[Double] = Array.empty
+}
+
+/** Reads one axis of a task scorer's current grid point; it stands where the plan has a GridValue. */
+private[execution] case class GridPointValue(name: String, axis: Int, point: GridPoint) extends LeafExpression
+    with CodegenFallback {
   override def dataType: DataType = DoubleType
   override def nullable: Boolean = false
-  override def eval(input: InternalRow): Any = point.value
+  override def eval(input: InternalRow): Any = point.values(axis)
   override def toString: String = s"grid($name)"
 }

@@ -17,6 +17,9 @@ trait BatchableScore extends Expression {
   /** The output kind its models are asked for, which decides the engine that can serve it. */
   def modelKind: PredictKind
 
+  /** Scores per input row: a what-if grid's points, otherwise 1. A batch holds at most batch.rows scores. */
+  def pointsPerRow: Int = 1
+
   /** Scores this call one row at a time. */
   def rowScoring: RowScoring
 

@@ -5,11 +5,28 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, DoubleType, NumericType, StringType}
 
-import treescore.ensemble.{Monotone, Scorer}
+import treescore.ensemble.{GridAxis, Monotone, Scorer}
 import treescore.model.{PredictKind, TreeModel}
 
-/** A what-if grid's points and curve constraint. */
-final case class GridPoints(values: Seq[Double], monotone: Monotone)
+/**
+ * A what-if grid's axes and curve constraint. Its points are the axes' cross product, the first
+ * axis varying slowest; a monotone curve runs along the last axis (runs of `run` points).
+ */
+final case class GridPoints(axes: Seq[GridAxis], monotone: Monotone) {
+  def size: Int = axes.map(_.values.length).product
+  def run: Int = axes.last.values.length
+  /** Each axis's value at every point: valuesAt(point)(axis). */
+  def valuesAt: Array[Array[Double]] = Array.tabulate(size) { point =>
+    var rest = point
+    axes.reverse.map { axis =>
+      val value = axis.values(rest % axis.values.length)
+      rest /= axis.values.length
+      value
+    }.reverse.toArray
+  }
+  def describe: String = s"grid of ${axes.map(_.values.length).mkString(" x ")}" +
+    (if (monotone == Monotone.None) "" else " " + monotone.name)
+}
 
 /**
  * `score(ensemble | route | cascade | grid)`: a [[Scorer]] evaluated natively over each batch.
@@ -24,8 +41,7 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
   override def models: Seq[TreeModel] = scorer.models
   /** Members give one prediction or raw score per row, which every engine serves. */
   override def modelKind: PredictKind = PredictKind.Prediction
-  /** Scores per input row: the grid's points, or 1. */
-  def pointsPerRow: Int = grid.map(_.values.length).getOrElse(1)
+  override def pointsPerRow: Int = grid.map(_.size).getOrElse(1)
   override def dataType: DataType = if (grid.isDefined) ArrayType(DoubleType, scorer.nullable) else DoubleType
   override def nullable: Boolean = grid.isEmpty && scorer.nullable
   override def prettyName: String = "treescore_score"
@@ -43,7 +59,7 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
   }
 
   override def toString: String = {
-    val gridPart = grid.map(g => s", grid of ${g.values.length}${if (g.monotone == Monotone.None) "" else " " + g.monotone.name}").getOrElse("")
+    val gridPart = grid.map(g => s", ${g.describe}").getOrElse("")
     s"$prettyName(${scorer.describe}$gridPart, ${ScoreExpression.listed(children.map(_.toString))})"
   }
 

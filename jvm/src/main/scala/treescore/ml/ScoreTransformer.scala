@@ -120,7 +120,7 @@ final class ScoreTransformer private (override val uid: String, target: Option[S
       case ScoreTarget.Model(model) => featureColumns(model)
       case ScoreTarget.Program(s: Scorer) => s.featureInputs ++ s.keyInputs
       case ScoreTarget.Program(g: GridScorer) =>
-        g.scorer.featureInputs.filterNot(c => c == g.vary || g.derived.exists(_._1 == c)) ++ g.scorer.keyInputs
+        g.scorer.featureInputs.filterNot(c => g.varied.contains(c) || g.derived.exists(_._1 == c)) ++ g.scorer.keyInputs
     }
     val resolver = SQLConf.get.resolver
     val missing = needed.filterNot(name => schema.fieldNames.exists(resolver(_, name)))

@@ -13,16 +13,20 @@ final class NativeProgram private (handle: Long) extends AutoCloseable {
   private val closed = new AtomicBoolean(false)
 
   /**
-   * Evaluates `numRows` rows of inputs (row-major doubles) with their route indices (row-major
-   * int32 per route slot, or None when the program has no routes) into one double per row.
-   * `gridPoints` consecutive rows form one what-if grid, kept monotone as `monotoneCode` says
-   * (1 running max, -1 running min, 0 none). Returns how many rows a cascade escalated.
+   * Evaluates `numRows` rows into one double per row. Every `gridPoints` consecutive rows are
+   * one base row's what-if grid (1 without a grid): `inputs` (row-major doubles) hold the
+   * numRows / gridPoints base rows, and the inputs listed in `gridInputs` take each point's
+   * value from `gridValues` (numRows x gridInputs.length). Route indices are row-major int32
+   * per route slot, or None when the program has no routes. A monotone curve (`monotoneCode`
+   * 1 running max, -1 running min, 0 none) runs along each run of `monotoneRun` points.
+   * Returns how many rows a cascade escalated.
    */
   def evaluate(inputs: OffHeapDoubles, numRows: Int, routes: Option[OffHeapInts], numThreads: Int, gridPoints: Int,
-      monotoneCode: Int, out: OffHeapDoubles): Long =
+      gridInputs: Array[Int], gridValues: OffHeapDoubles, monotoneCode: Int, monotoneRun: Int,
+      out: OffHeapDoubles): Long =
     NativeMethods.evaluateProgram(handle, inputs.address, inputs.capacity, numRows,
-      routes.map(_.address).getOrElse(0L), routes.map(_.capacity).getOrElse(0L), numThreads, gridPoints, monotoneCode,
-      out.address, out.capacity)
+      routes.map(_.address).getOrElse(0L), routes.map(_.capacity).getOrElse(0L), numThreads, gridPoints, gridInputs,
+      gridValues.address, gridValues.capacity, monotoneCode, monotoneRun, out.address, out.capacity)
 
   override def close(): Unit = if (closed.compareAndSet(false, true)) NativeMethods.releaseProgram(handle)
 }
