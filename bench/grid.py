@@ -55,6 +55,32 @@ def treescore_grid(frame, ctx, levels):
             .select("id", F.element_at(values, F.col("position") + 1).alias("discount"), "prediction"))
 
 
+# Grid sizes whose cost the benchmark compares with one score of the same rows.
+COST_POINTS = (1, 5, 15, 29)
+
+
+# The grid-cost table's grid with a derived input: a second feature recomputed at every point.
+DERIVED = {"f001": "f001 * (1 - f000)"}
+
+
+def treescore_curves(frame, ctx, levels, derived=None):
+    """The grid as treescore returns it: one array<double> per row, not exploded; with
+    treescore_one_score, what the grid-cost table compares."""
+    import treescore
+
+    ensemble = treescore.Ensemble(ctx.treescore_models, weights=list(ctx.ensemble.weights), combine="sum")
+    curve = treescore.score_grid(ensemble, vary={DISCOUNT: [float(v) for v in levels]}, derived=derived)
+    return frame.select("id", curve.alias("curve"))
+
+
+def treescore_one_score(frame, ctx):
+    """The same ensemble scored once per row, at each row's own discount."""
+    import treescore
+
+    ensemble = treescore.Ensemble(ctx.treescore_models, weights=list(ctx.ensemble.weights), combine="sum")
+    return frame.select("id", treescore.score(ensemble).alias("prediction"))
+
+
 def _levels_frame(ids: np.ndarray, levels: np.ndarray):
     return np.repeat(ids, len(levels)), np.tile(levels, len(ids))
 

@@ -20,7 +20,7 @@ class Result:
     cpu_seconds: float = 0.0  # CPU time of the measured process tree over all timed runs
     status: str = "ok"  # "ok", "pending: ...", "failed: ..."
     note: str = ""
-    param: Optional[int] = None  # batch size (sweep) or rows (scaling)
+    param: Optional[int] = None  # batch size (sweep), rows (scaling), grid points (C's grid cost; 0: one score)
 
     @property
     def ok(self) -> bool:

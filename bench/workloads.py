@@ -175,6 +175,8 @@ def workload_c(bench: Bench) -> None:
         bench.spark_result("C", key, rows, lambda: session.noop_write(build(source, ctx, levels)),
                            warm_up=lambda: session.noop_write(build(warm_source, ctx, levels)), conf=conf, note=note)
 
+    grid_cost(bench, frame, warm)
+
     matrix = bench.matrix(sizes.rows_c)
     small = matrix[:warm_rows].copy()
     bench.limit_result("C", sizes.rows_c, lambda: grid.limit(ctx.ensemble, matrix, levels, CORES),
@@ -187,3 +189,23 @@ def workload_c(bench: Bench) -> None:
     for cached in (warm, sample, frame):
         if cached is not None:
             cached.unpersist()
+
+
+def grid_cost(bench: Bench, frame, warm) -> None:
+    """What a K-point grid costs next to one score of the same rows: the ensemble once per row
+    (param 0), then score_grid at K = 1, 5, 15 and 29 levels (param K), and at 15 levels with a
+    derived input, each array noop-written.
+    Workload C's results with a param; the main table shows only those without."""
+    ctx = bench.ctx
+    bench.spark_result("C", "treescore_batched", bench.sizes.rows_c,
+                       lambda: session.noop_write(grid.treescore_one_score(frame, ctx)),
+                       warm_up=lambda: session.noop_write(grid.treescore_one_score(warm, ctx)) if warm else None,
+                       note="one score per row", param=0)
+    cases = [(points, None) for points in grid.COST_POINTS] + [(GRID_LEVELS, grid.DERIVED)]
+    for points, derived in cases:
+        levels = data.discount_grid(points)
+        note = f"{points}-point grid" + "".join(f", derived {k} = {v}" for k, v in (derived or {}).items())
+        bench.spark_result("C", "treescore_batched", bench.sizes.rows_c,
+                           lambda: session.noop_write(grid.treescore_curves(frame, ctx, levels, derived)),
+                           warm_up=lambda: session.noop_write(grid.treescore_curves(warm, ctx, levels, derived))
+                           if warm else None, note=note, param=points)

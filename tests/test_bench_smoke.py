@@ -44,6 +44,12 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     report = (tmp_path / "latest.md").read_text()
     missing = [name for name in METHOD_NAMES if f"| {name} |" not in report]
     assert not missing, f"latest.md does not list {missing}"
+    # The grid-cost table: one score, then a row per grid size and one with a derived input.
+    grids = [r["note"] for r in first["results"] if r["workload"] == "C" and r["param"]]
+    assert grids == ["1-point grid", "5-point grid", "15-point grid", "29-point grid",
+                     "15-point grid, derived f001 = f001 * (1 - f000)"]
+    assert all(f"| {note} |" in report for note in grids)
+    assert "a 15-point grid costs <= 3x one score of the same rows" in report
 
     # A second part that reruns only scaling keeps A, B, C and the batch sweep from the first
     # part as they were, replaces the scaling rows, and says which part ran which section.
