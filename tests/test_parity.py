@@ -55,6 +55,28 @@ def test_batched_and_row_at_a_time_paths_agree(spark, dataset, regression_booste
     assert_same_bits(batched.view(np.int64), fallback.view(np.int64))
 
 
+def test_parquet_columns_are_read_in_place_with_the_row_paths_bits(spark, dataset, regression_booster):
+    """Parquet's vectorized reader hands batches to the operator: no ColumnarToRow in between."""
+    path, expected_input = dataset
+    model = treescore.Model.from_booster(regression_booster)
+
+    def run():
+        df = spark.read.parquet(path).select("id", treescore.score(model).alias("score"))
+        scores = df.orderBy("id").toPandas()["score"].to_numpy()
+        return scores, df._jdf.queryExecution().executedPlan().toString()
+
+    columnar, columnar_plan = run()
+    spark.conf.set("spark.treescore.columnar.enabled", "false")
+    try:
+        rows, row_plan = run()
+    finally:
+        spark.conf.unset("spark.treescore.columnar.enabled")
+    assert ", columnar input" in columnar_plan and "ColumnarToRow" not in columnar_plan, columnar_plan
+    assert ", columnar input" not in row_plan and "ColumnarToRow" in row_plan, row_plan
+    assert_same_bits(columnar.view(np.int64), rows.view(np.int64))
+    assert_same_bits(columnar.view(np.int64), regression_booster.predict(expected_input).view(np.int64))
+
+
 def test_explain_shows_the_batched_operator(spark, dataset, regression_booster, capsys):
     path, _ = dataset
     model = treescore.Model.from_booster(regression_booster)

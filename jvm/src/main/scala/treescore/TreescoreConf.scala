@@ -26,6 +26,12 @@ object TreescoreConf {
       "time (same scores, much slower); useful only to rule the operator out when investigating a problem.",
     boolean)
 
+  val ColumnarEnabled: ConfEntry[Boolean] = ConfEntry("spark.treescore.columnar.enabled", "true", "query",
+    "Where the input of the batched operator arrives as columnar batches (the vectorized Parquet and ORC readers, " +
+      "the in-memory columnar cache, any scan that produces column vectors), read the features from the column vectors, a column at " +
+      "a time, instead of having Spark turn the batches into rows first (`columnar input` after `BatchScore` in the plan). `false` " +
+      "keeps the row input (`BatchScore`); the scores are the same.", boolean)
+
   val BatchRows: ConfEntry[Int] = ConfEntry("spark.treescore.batch.rows", "8192", "query",
     "Rows per native call. Each task holds one off-heap matrix of `batch.rows x features` doubles per model " +
       "(8192 x 200 features = 12.5 MiB) plus the batch's input rows. A what-if grid's points count as rows: a " +
@@ -65,7 +71,7 @@ object TreescoreConf {
   /** The key prefix of [[ModelNames]]: `spark.treescore.model.`. */
   val ModelNamePrefix: String = ModelNames.key.stripSuffix("<name>")
 
-  val all: Seq[ConfEntry[_]] = Seq(BatchEnabled, BatchRows, NativeThreads, EngineChoice, CacheMaxBytes, BroadcastThresholdBytes,
+  val all: Seq[ConfEntry[_]] = Seq(BatchEnabled, ColumnarEnabled, BatchRows, NativeThreads, EngineChoice, CacheMaxBytes, BroadcastThresholdBytes,
     ModelNames)
 
   /** The reference table in docs/configuration.md, as it must read. */

@@ -2,7 +2,7 @@ package treescore
 
 import org.apache.spark.sql.SparkSessionExtensions
 
-import treescore.rules.{BatchScoreStrategy, ExtractScoreCalls}
+import treescore.rules.{BatchScoreStrategy, ColumnarScoreInput, ExtractScoreCalls}
 import treescore.sql.SqlFunctions
 
 /**
@@ -18,6 +18,8 @@ class TreescoreExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectPreCBORule(session => ExtractScoreCalls(session))
     // Plans each BatchScore node as the batched physical operator, BatchScoreExec.
     extensions.injectPlannerStrategy(_ => BatchScoreStrategy)
+    // Over a columnar child (Parquet, ORC, the columnar cache), reads the column vectors directly.
+    extensions.injectColumnar(_ => ColumnarScoreInput)
     // treescore_score(...) and friends for SQL and Spark Connect clients (treescore.sql).
     SqlFunctions.all.foreach(extensions.injectFunction(_))
   }

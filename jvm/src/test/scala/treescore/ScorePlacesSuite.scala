@@ -111,7 +111,7 @@ class ScorePlacesSuite extends SparkSuite {
       rows.foreach(r => assert(r.getDouble(0) == r.getDouble(1)))
       val scans = collect(cachedScores.queryExecution.executedPlan) { case s: InMemoryTableScanExec => s }
       assert(scans.nonEmpty)
-      assert(scans.exists(s => collect(s.relation.cachedPlan) { case b: execution.BatchScoreExec => b }.nonEmpty))
+      assert(scans.exists(s => collect(s.relation.cachedPlan) { case b: execution.BatchScoreNode => b }.nonEmpty))
     } finally cachedScores.unpersist()
 
     val cachedInput = fixtureFrame.cache()

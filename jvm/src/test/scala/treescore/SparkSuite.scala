@@ -11,7 +11,7 @@ import org.apache.spark.sql.types.{DoubleType, StructField, StructType}
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-import treescore.execution.{BatchScoreExec, TaskScorers}
+import treescore.execution.{BatchScoreNode, TaskScorers}
 import treescore.model.TreeModel
 
 /** A local Spark session with treescore's extensions, and the shared test fixtures. */
@@ -64,9 +64,9 @@ trait SparkSuite extends AnyFunSuite with BeforeAndAfterAll with AdaptiveSparkPl
     spark.read.parquet(path)
   }
 
-  def batchOperators(df: DataFrame): Seq[BatchScoreExec] = {
+  def batchOperators(df: DataFrame): Seq[BatchScoreNode] = {
     val plan: SparkPlan = df.queryExecution.executedPlan
-    collect(plan) { case b: BatchScoreExec => b }
+    collect(plan) { case b: BatchScoreNode => b }
   }
 
   /** Runs `body` with the batching rule off, so score calls are evaluated row at a time. */

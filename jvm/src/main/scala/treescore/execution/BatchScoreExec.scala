@@ -1,10 +1,9 @@
 package treescore.execution
 
-import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, GenericInternalRow, JoinedRow, UnsafeProjection}
-import org.apache.spark.sql.execution.{ExplainUtils, SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet}
+import org.apache.spark.sql.execution.{ColumnarToRowTransition, ExplainUtils, SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import treescore.TreescoreConf
@@ -12,15 +11,17 @@ import treescore.expressions.BatchableScore
 import treescore.model.Engine
 
 /**
- * Scores its child's rows in batches: up to batch.rows scores' rows are buffered, their features
- * written into one off-heap matrix per distinct feature list (calls of several models over the
- * same columns share one), each model is called once per batch through
- * JNI, and the scores are joined back onto the rows (as Spark's EvalPythonExec does).
- * `engines(k)` evaluates the trees of `scores(k)`; the plan string shows them.
+ * A batched score operator: scores its child's rows in batches of up to batch.rows scores,
+ * their features written into one off-heap matrix per distinct feature list (calls of several
+ * models over the same columns share one), each model called once per batch through JNI, and
+ * the scores joined back onto the rows (as Spark's EvalPythonExec does). `engines(k)` evaluates
+ * the trees of `scores(k)`; the plan string shows them. Two operators differ in their input:
+ * [[BatchScoreExec]] reads rows, [[ColumnarBatchScoreExec]] reads column vectors.
  */
-case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], resultAttrs: Seq[Attribute],
-    child: SparkPlan)
-  extends UnaryExecNode {
+trait BatchScoreNode extends UnaryExecNode {
+  def scores: Seq[BatchableScore]
+  def engines: Seq[Engine]
+  def resultAttrs: Seq[Attribute]
 
   override def output: Seq[Attribute] = child.output ++ resultAttrs
   override def producedAttributes: AttributeSet = AttributeSet(resultAttrs)
@@ -35,44 +36,27 @@ case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], res
     TaskScorers.rowsMetric(Engine.Treescore) -> SQLMetrics.createMetric(sparkContext, "rows scored by treescore's engine"),
     TaskScorers.rowsMetric(Engine.LightGbm) -> SQLMetrics.createMetric(sparkContext, "rows scored by LightGBM"))
 
-  override protected def doExecute(): RDD[InternalRow] = {
-    // batch.rows bounds the scores per batch, so a grid's batch has fewer rows and the same memory.
-    val batchRows = math.max(1, TreescoreConf.BatchRows.from(conf) / scores.map(_.pointsPerRow).max)
-    val nativeThreads = TreescoreConf.NativeThreads.from(conf)
-    val inputSchema = child.output
-    val allMetrics = metrics
-    // On the driver, before the plan is serialized: large models go as broadcasts, not in the plan.
+  /** What every task runs, built on the driver: large models are shipped as broadcasts first. */
+  protected def scoring(): BatchScoring = {
     val broadcastThreshold = TreescoreConf.BroadcastThresholdBytes.from(conf)
     scores.flatMap(_.models).distinct.foreach(_.shipIfLarge(sparkContext, broadcastThreshold))
-    child.execute().mapPartitions({ rows =>
-      // Opened with the first batch, so empty partitions lease no models and allocate nothing.
-      lazy val scorer = {
-        val opened = new BatchScorer(scores, engines, inputSchema, batchRows, nativeThreads, allMetrics)
-        TaskContext.get().addTaskCompletionListener[Unit](_ => opened.close())
-        opened
-      }
-      val results = new GenericInternalRow(scores.length)
-      val joined = new JoinedRow
-      val toOutput = UnsafeProjection.create(output, inputSchema ++ resultAttrs)
-      val numOutputRows = allMetrics("numOutputRows")
-      // The child reuses one row buffer, so each row is copied before it is held in a batch.
-      rows.map(_.copy()).grouped(batchRows).flatMap { batch =>
-        scorer.score(batch)
-        numOutputRows += batch.length
-        batch.iterator.zipWithIndex.map { case (row, i) =>
-          var k = 0
-          while (k < scores.length) { results.update(k, scorer.result(k, i)); k += 1 }
-          toOutput(joined(row, results))
-        }
-      }
-    }, preservesPartitioning = true)
+    // batch.rows bounds the scores per batch, so a grid's batch has fewer rows and the same memory.
+    val batchRows = math.max(1, TreescoreConf.BatchRows.from(conf) / scores.map(_.pointsPerRow).max)
+    BatchScoring(scores, engines, child.output, output, resultAttrs, batchRows, TreescoreConf.NativeThreads.from(conf),
+      metrics)
   }
+
+  /** How the input arrives, as the plan shows it after the result columns: "" for rows. */
+  protected def inputPath: String
+
+  // One name for both operators, so the Spark UI and tools that look for BatchScore find either.
+  override def nodeName: String = "BatchScore"
 
   private def onEngines: Seq[String] = scores.indices.map(k => s"${scores(k)} on the ${engines(k)} engine")
 
-  /** explain() shows each call with its engine, then the result columns. */
+  /** explain() shows the input path, each call with its engine, then the result columns. */
   override def simpleString(maxFields: Int): String =
-    s"$nodeName ${onEngines.mkString("[", ", ", "]")}, ${resultAttrs.mkString("[", ", ", "]")}"
+    s"$nodeName ${onEngines.mkString("[", ", ", "]")}, ${resultAttrs.mkString("[", ", ", "]")}$inputPath"
 
   /** explain("formatted") lists the score calls and, once the plan has run, its metrics. */
   override def verboseStringWithOperatorId(): String = {
@@ -80,10 +64,51 @@ case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], res
     val measured = metrics.toSeq.sortBy(_._1).map { case (_, m) => s"${m.name.getOrElse("")}: ${m.value}" }
     s"""$formattedNodeName
        |${ExplainUtils.generateFieldString("Input", child.output)}
+       |Input path: ${if (inputPath.isEmpty) "rows" else "column vectors"}
        |Scores:$listed
        |Metrics: ${measured.mkString(", ")}
        |""".stripMargin
   }
+}
+
+/** The batched score operator over rows; each row is copied once into its batch. */
+case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], resultAttrs: Seq[Attribute],
+    child: SparkPlan) extends BatchScoreNode {
+  override protected def inputPath: String = ""
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val plan = scoring()
+    child.execute().mapPartitions({ rows =>
+      // The child reuses one row buffer, so each row is copied before it is held in a batch.
+      plan.scorePartition(rows.map(_.copy()).grouped(plan.batchRows).map(batch => new RowBatch(batch)))
+    }, preservesPartitioning = true)
+  }
 
   override protected def withNewChildInternal(newChild: SparkPlan): BatchScoreExec = copy(child = newChild)
+}
+
+/**
+ * The batched score operator over a child that produces columnar batches (the vectorized
+ * Parquet and ORC readers, the in-memory columnar cache, any scan producing column vectors). Features are
+ * read out of the column vectors a column at a time, and no input row is built or copied to
+ * read them; the scores are joined to rows once, at the end. It stands where Spark would put
+ * its ColumnarToRowExec, as a ColumnarToRowTransition, so Spark keeps the child columnar;
+ * [[treescore.rules.ColumnarScoreInput]] plans it.
+ */
+case class ColumnarBatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], resultAttrs: Seq[Attribute],
+    child: SparkPlan) extends BatchScoreNode with ColumnarToRowTransition {
+  override protected def inputPath: String = ", columnar input"
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val plan = scoring()
+    child.executeColumnar().mapPartitions({ batches =>
+      plan.scorePartition(batches.flatMap { columns =>
+        Iterator.range(0, columns.numRows, plan.batchRows).map { first =>
+          new ColumnSlice(columns, first, math.min(plan.batchRows, columns.numRows - first))
+        }
+      })
+    }, preservesPartitioning = true)
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): ColumnarBatchScoreExec = copy(child = newChild)
 }

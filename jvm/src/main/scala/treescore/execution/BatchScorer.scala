@@ -1,6 +1,5 @@
 package treescore.execution
 
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.execution.metric.SQLMetric
 
@@ -33,8 +32,8 @@ private[execution] final class BatchScorer(
 
 
   /** Scores a batch of at most batchRows rows with every call: one native call each. */
-  def score(batch: collection.Seq[InternalRow]): Unit = {
-    require(batch.length <= batchRows, s"batch of ${batch.length} rows exceeds $batchRows")
+  def score(batch: InputBatch): Unit = {
+    require(batch.numRows <= batchRows, s"batch of ${batch.numRows} rows exceeds $batchRows")
     calls.foreach(_.score(batch))
     metrics("numBatches") += 1
   }

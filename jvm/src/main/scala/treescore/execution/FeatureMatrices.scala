@@ -2,7 +2,6 @@ package treescore.execution
 
 import scala.collection.mutable
 
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
@@ -17,22 +16,25 @@ import treescore.model.OffHeapDoubles
 private[treescore] final class FeatureMatrix(writer: FeatureWriter, val numFeatures: Int, batchRows: Int,
     valuesWritten: Option[SQLMetric]) extends AutoCloseable {
   val values = new OffHeapDoubles(batchRows.toLong * numFeatures)
-  // The batch last written. Batches are distinct Seq instances (BatchScoreExec groups rows into
-  // fresh ones, a row-at-a-time scorer wraps each row anew), so a batch is written only once
+  // The batch last written. Every batch is a new InputBatch, so a batch is written only once
   // however many calls ask for it.
-  private var writtenFor: AnyRef = _
+  private var writtenFor: InputBatch = _
 
-  /** Writes `batch`'s features unless they are written already. */
-  def fill(batch: collection.Seq[InternalRow]): Unit = if (!(writtenFor eq batch)) {
+  /** Writes `batch`'s features unless they are written already: column by column from a columnar batch. */
+  def fill(batch: InputBatch): Unit = if (!(writtenFor eq batch)) {
     writtenFor = null // a failed write leaves nothing that looks written
-    var i = 0
-    val rows = batch.iterator
-    while (rows.hasNext) {
-      writer.write(rows.next(), values, i.toLong * numFeatures)
-      i += 1
+    batch match {
+      case slice: ColumnSlice => writer.writeColumns(slice, values, numFeatures)
+      case _ =>
+        var i = 0
+        val rows = batch.rows
+        while (rows.hasNext) {
+          writer.write(rows.next(), values, i.toLong * numFeatures)
+          i += 1
+        }
     }
     writtenFor = batch
-    valuesWritten.foreach(_ += i.toLong * numFeatures)
+    valuesWritten.foreach(_ += batch.numRows.toLong * numFeatures)
   }
 
   override def close(): Unit = values.close()

@@ -14,6 +14,19 @@ import treescore.model.OffHeapDoubles
 /** Writes the features of one row into row-major matrix storage at `offset`. Not thread-safe. */
 abstract class FeatureWriter {
   def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit
+
+  /**
+   * Writes a columnar slice's rows, `rowStride` doubles apart, as `write` writes them. This
+   * default reads each row through its view; writers of plain columns read whole columns.
+   */
+  private[execution] def writeColumns(slice: ColumnSlice, matrix: OffHeapDoubles, rowStride: Int): Unit = {
+    var i = 0
+    val rows = slice.rows
+    while (rows.hasNext) {
+      write(rows.next(), matrix, i.toLong * rowStride)
+      i += 1
+    }
+  }
 }
 
 /** The writer for each way features arrive ([[FeatureInput]]); `args` must be bound to the row's schema. */
@@ -71,6 +84,29 @@ object FeatureWriters {
           case _ => if (row.getBoolean(o)) 1.0 else 0.0
         }
         matrix.put(offset + positions(j), value)
+        j += 1
+      }
+    }
+
+    // One feature at a time down the slice: the type is decided once per column, not per value,
+    // and a column without nulls skips the null checks.
+    override private[execution] def writeColumns(slice: ColumnSlice, matrix: OffHeapDoubles, rowStride: Int): Unit = {
+      var j = 0
+      while (j < ordinals.length) {
+        val column = slice.columns.column(ordinals(j))
+        val nullable = column.hasNull
+        var at = positions(j).toLong
+        var r = slice.first
+        val end = slice.first + slice.numRows
+        (types(j): @switch) match {
+          case 0 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getDouble(r)); at += rowStride; r += 1 }
+          case 1 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getFloat(r).toDouble); at += rowStride; r += 1 }
+          case 2 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getLong(r).toDouble); at += rowStride; r += 1 }
+          case 3 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getInt(r).toDouble); at += rowStride; r += 1 }
+          case 4 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getShort(r).toDouble); at += rowStride; r += 1 }
+          case 5 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getByte(r).toDouble); at += rowStride; r += 1 }
+          case _ => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else if (column.getBoolean(r)) 1.0 else 0.0); at += rowStride; r += 1 }
+        }
         j += 1
       }
     }

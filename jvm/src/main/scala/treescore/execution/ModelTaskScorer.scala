@@ -1,6 +1,5 @@
 package treescore.execution
 
-import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.ScoreExpression
@@ -16,12 +15,12 @@ private[treescore] final class ModelTaskScorer private (lease: ModelLease, kind:
     outputs: OffHeapDoubles, output: ScoreOutput, nativeThreads: Int, metrics: Map[String, SQLMetric], owned: Owned)
   extends TaskScorer {
 
-  override def score(batch: collection.Seq[InternalRow]): Unit = {
+  override def score(batch: InputBatch): Unit = {
     features.fill(batch)
     val start = System.nanoTime()
-    lease.model.predict(features.values, batch.length, kind, nativeThreads, outputs)
+    lease.model.predict(features.values, batch.numRows, kind, nativeThreads, outputs)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
-    metrics.get(TaskScorers.rowsMetric(lease.model.engine)).foreach(_ += batch.length)
+    metrics.get(TaskScorers.rowsMetric(lease.model.engine)).foreach(_ += batch.numRows)
   }
 
   override def result(i: Int): Any = output.value(outputs, i)

@@ -31,9 +31,9 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
   private val numVarying = inputs.varying.length
   private val numSlots = encoded.routeSlots.length
 
-  override def score(batch: collection.Seq[InternalRow]): Unit = {
+  override def score(batch: InputBatch): Unit = {
     var i = 0L
-    val rows = batch.iterator
+    val rows = batch.rows
     while (rows.hasNext) {
       val row = rows.next()
       if (numSlots > 0) writeRoutes(row, i)
@@ -48,7 +48,7 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
       }
       i += 1
     }
-    val total = Math.toIntExact(batch.length.toLong * gridPoints)
+    val total = Math.toIntExact(batch.numRows.toLong * gridPoints)
     val start = System.nanoTime()
     val escalated = program.evaluate(buffers.inputs, total, if (numSlots > 0) Some(buffers.routes) else None,
       nativeThreads, gridPoints, inputs.varying, buffers.gridValues, call.grid.map(_.monotone.code).getOrElse(0),

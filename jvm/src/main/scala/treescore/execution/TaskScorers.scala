@@ -87,7 +87,7 @@ object TaskScorers extends RowScoring {
     rowScorersOpen.incrementAndGet()
 
     def score(row: InternalRow): Any = {
-      scorer.score(Seq(input(row)))
+      scorer.score(new RowBatch(Seq(input(row))))
       scorer.result(0)
     }
 

@@ -1,0 +1,47 @@
+package treescore.rules
+
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.treescore.SessionCopies
+
+import treescore.TreescoreConf
+import treescore.execution.{BatchScoreExec, ColumnarBatchScoreExec}
+
+/**
+ * Before Spark inserts its row/columnar transitions, a batched score operator whose child can
+ * produce columnar batches becomes [[ColumnarBatchScoreExec]], which reads the vectors itself:
+ * Spark then puts no ColumnarToRowExec between them.
+ *
+ * Spark's own scans produce batches only for at most spark.sql.codegen.maxFields columns,
+ * because above that whole-stage code generation, their usual reader, gives up; scoring reads
+ * hundreds of features, and the operator needs no generated code to read batches. So a
+ * Parquet or ORC scan over more columns is asked for batches through a copy of its session
+ * without that limit, and the columnar cache is read as batches whatever its width.
+ */
+object ColumnarScoreInput extends ColumnarRule {
+  override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
+    override def apply(plan: SparkPlan): SparkPlan =
+      if (!TreescoreConf.ColumnarEnabled.from(conf)) plan
+      else plan.transformUp {
+        case b: BatchScoreExec => columnar(b.child).map(ColumnarBatchScoreExec(b.scores, b.engines, b.resultAttrs, _))
+          .getOrElse(b)
+      }
+  }
+
+  /** The child, or a copy of it, that produces columnar batches, if it can. */
+  private def columnar(child: SparkPlan): Option[SparkPlan] = child match {
+    case c if c.supportsColumnar => Some(c)
+    case cache: InMemoryTableScanExec
+        if SQLConf.get.cacheVectorizedReaderEnabled &&
+          cache.relation.cacheBuilder.serializer.supportsColumnarOutput(cache.relation.schema) =>
+      Some(cache) // its columnar output needs no generated code, only the field limit stops it
+    case scan: FileSourceScanExec =>
+      val unlimited = SessionCopies.withSettings(scan.relation.sparkSession, Map(
+        SQLConf.WHOLESTAGE_MAX_NUM_FIELDS.key -> Int.MaxValue.toString,
+        SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "true"))
+      Some(scan.copy(relation = scan.relation.copy()(unlimited))).filter(_.supportsColumnar)
+    case _ => None
+  }
+}
