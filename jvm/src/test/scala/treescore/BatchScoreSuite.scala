@@ -17,6 +17,19 @@ class BatchScoreSuite extends SparkSuite {
     assert(scored.queryExecution.executedPlan.toString.contains("BatchScore"))
   }
 
+  test("under a select, the operator's output keeps only the columns the select reads") {
+    val df = fixtureFrame.select(col("regression"), (score(regressionModel) * 2).as("twice"))
+    val rows = df.collect()
+    val op = batchOperators(df).head
+    assert(op.output.map(_.name) == Seq("regression", "treescore_score"), op.output)
+    assert(bits(rows.map(_.getDouble(1) / 2).toSeq) == bits(rows.map(_.getDouble(0)).toSeq))
+    // withColumn keeps every column, so they all pass through.
+    val kept = fixtureFrame.withColumn("y", score(regressionModel))
+    assert(batchOperators(kept).head.output.length == fixtureFrame.columns.length + 1)
+    val keptRows = kept.collect().toSeq
+    assert(bits(keptRows.map(r => r.getDouble(r.length - 1))) == bits(keptRows.map(_.getAs[Double]("regression"))))
+  }
+
   test("the batched operator and the row-at-a-time fallback give identical scores") {
     def run() = {
       val df = fixtureFrame.select(col("regression"), score(regressionModel).as("y"))

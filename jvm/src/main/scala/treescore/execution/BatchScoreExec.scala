@@ -21,9 +21,11 @@ import treescore.model.Engine
 trait BatchScoreNode extends UnaryExecNode {
   def scores: Seq[BatchableScore]
   def engines: Seq[Engine]
+  /** The child's columns the output keeps, before the results. */
+  def passThrough: Seq[Attribute]
   def resultAttrs: Seq[Attribute]
 
-  override def output: Seq[Attribute] = child.output ++ resultAttrs
+  override def output: Seq[Attribute] = passThrough ++ resultAttrs
   override def producedAttributes: AttributeSet = AttributeSet(resultAttrs)
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
@@ -72,8 +74,8 @@ trait BatchScoreNode extends UnaryExecNode {
 }
 
 /** The batched score operator over rows; each row is copied once into its batch. */
-case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], resultAttrs: Seq[Attribute],
-    child: SparkPlan) extends BatchScoreNode {
+case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], passThrough: Seq[Attribute],
+    resultAttrs: Seq[Attribute], child: SparkPlan) extends BatchScoreNode {
   override protected def inputPath: String = ""
 
   override protected def doExecute(): RDD[InternalRow] = {
@@ -95,8 +97,8 @@ case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], res
  * its ColumnarToRowExec, as a ColumnarToRowTransition, so Spark keeps the child columnar;
  * [[treescore.rules.ColumnarScoreInput]] plans it.
  */
-case class ColumnarBatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], resultAttrs: Seq[Attribute],
-    child: SparkPlan) extends BatchScoreNode with ColumnarToRowTransition {
+case class ColumnarBatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], passThrough: Seq[Attribute],
+    resultAttrs: Seq[Attribute], child: SparkPlan) extends BatchScoreNode with ColumnarToRowTransition {
   override protected def inputPath: String = ", columnar input"
 
   override protected def doExecute(): RDD[InternalRow] = {

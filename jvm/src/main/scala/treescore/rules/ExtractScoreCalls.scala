@@ -20,6 +20,10 @@ import treescore.expressions.BatchableScore
  *  4. where the operator passes its child's columns through (Filter, Join, ...), add a Project
  *     on top so the helper columns do not leak into its output.
  *
+ * Under a Project or an Aggregate, whose output is made of expressions alone, the BatchScore
+ * passes on only the child columns they read: scoring 200 features for a `select(id, score)`
+ * builds rows of two columns, not of 201.
+ *
  * So `expm1(0.7 * score(a) + 0.3 * score(b))`, a filter on a score, an aggregate over a score
  * and a join condition on one side's score are all scored in batches. A score over another
  * score's result is scored in a second BatchScore above the first.
@@ -104,15 +108,30 @@ case class ExtractScoreCalls(session: SparkSession) extends Rule[LogicalPlan] {
       else {
         val results = here.map(c => AttributeReference("treescore_score", c.dataType, c.nullable)())
         resultFor ++= here.map(_.canonicalized).zip(results)
-        BatchScore(here, results, child)
+        BatchScore(here, child.output, results, child)
       }
     }
     if (resultFor.isEmpty) return operator
 
-    val rewritten = operator.withNewChildren(newChildren).transformExpressions {
+    val rewritten = withColumnsRead(operator.withNewChildren(newChildren).transformExpressions {
       case s: BatchableScore if resultFor.contains(s.canonicalized) => resultFor(s.canonicalized)
-    }
+    })
     val scored = extract(rewritten) // scores over score results, one layer up
     if (scored.output == operator.output) scored else Project(operator.output, scored)
+  }
+
+  /**
+   * A Project's or an Aggregate's new BatchScore children pass through only the columns it
+   * reads. Other operators keep every column: they pass their child's columns on (Filter,
+   * Join), or refer to them by position (Generate).
+   */
+  private def withColumnsRead(operator: LogicalPlan): LogicalPlan = operator match {
+    case _: Project | _: Aggregate =>
+      val read = operator.references
+      operator.mapChildren {
+        case batch: BatchScore => batch.copy(passThrough = batch.passThrough.filter(read.contains))
+        case other => other
+      }
+    case _ => operator
   }
 }
