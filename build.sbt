@@ -57,8 +57,10 @@ def lineProject(spark: SparkLine): Project = {
       Test / scalacOptions := scalacOptions.value,
       sparkJars := {
         val folder = Process(Seq(buildPython, "build/pyspark_jars.py", spark.pyspark), file(".").getAbsoluteFile).!!.trim
-        // sbt brings this line's Scala itself; pyspark's copy of the same release is left out.
-        (file(folder) * "*.jar").get.filterNot(_.getName.matches("scala-(library|reflect|compiler)-.*"))
+        // sbt brings this line's Scala itself; pyspark's copy of the same release is left out. So is
+        // the Spark Connect client jar of 4.x, whose own copies of server classes (ArrowUtils,
+        // with other signatures) would shadow Spark's on a flat classpath, ahead of them by name.
+        (file(folder) * "*.jar").get.filterNot(_.getName.matches("scala-(library|reflect|compiler)-.*|spark-connect-client-jvm.*"))
       },
       // Spark (and what Spark ships, such as Jackson's YAML reader) is provided by the cluster.
       Compile / unmanagedJars ++= sparkJars.value.classpath,

@@ -97,6 +97,25 @@ def plan_of(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
 
 
+def batch_score_inputs(df) -> list:
+    """For each BatchScore node of df's executed plan (run it first: adaptive plans are final
+    then), which input it read ("column vectors" or "rows") and the node name of its child."""
+    found, stack = [], [df._jdf.queryExecution().executedPlan()]
+    while stack:
+        node = stack.pop()
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            stack.append(node.executedPlan())
+        elif name.endswith("QueryStageExec"):
+            stack.append(node.plan())
+        if node.nodeName() == "BatchScore":
+            path = "column vectors" if "columnar input" in node.simpleString(100) else "rows"
+            found.append((path, node.child().nodeName()))
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.size()))
+    return found
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import treescore
-from conftest import FEATURE_NAMES, assert_same_bits, features, plan_of, write_parquet
+from conftest import FEATURE_NAMES, assert_same_bits, batch_score_inputs, features, plan_of, write_parquet
 
 ROWS = 120_000
 
@@ -55,24 +55,64 @@ def test_batched_and_row_at_a_time_paths_agree(spark, dataset, regression_booste
     assert_same_bits(batched.view(np.int64), fallback.view(np.int64))
 
 
-def test_parquet_columns_are_read_in_place_with_the_row_paths_bits(spark, dataset, regression_booster):
-    """Parquet's vectorized reader hands batches to the operator: no ColumnarToRow in between."""
+@pytest.fixture(scope="module")
+def columnar_sources(spark, dataset, tmp_path_factory):
+    """The parity rows as every columnar source: Parquet, ORC, the columnar cache, and Parquet
+    300 columns wide (past spark.sql.codegen.maxFields, where Spark's own scans return rows)."""
+    from pyspark.sql import functions as F
+
+    path, _ = dataset
+    folder = tmp_path_factory.mktemp("columnar")
+    orc = str(folder / "rows.orc")
+    spark.read.parquet(path).write.orc(orc)
+    wide = str(folder / "wide.parquet")
+    base = spark.read.parquet(path)
+    base.select(*base.columns, *[(F.col("x0") * i).alias(f"pad{i}") for i in range(300 - len(base.columns))]) \
+        .write.parquet(wide)
+    # Spark reuses a cached plan for every query with the same plan: cache one no other test reads.
+    cached = spark.read.parquet(path).where(F.col("id") >= 0).cache()
+    cached.count()
+    yield {"parquet": lambda: spark.read.parquet(path), "orc": lambda: spark.read.orc(orc),
+           "cache": lambda: cached, "parquet, 300 columns": lambda: spark.read.parquet(wide)}
+    cached.unpersist()
+
+
+@pytest.mark.parametrize("source", ["parquet", "orc", "cache", "parquet, 300 columns"])
+def test_columnar_sources_are_read_as_columns_with_lightgbms_bits(spark, dataset, columnar_sources, source,
+                                                                    regression_booster, engine):
+    """A scan that produces column vectors hands them to the operator: no ColumnarToRow in
+    between, and the scores of Booster.predict, on both engines."""
+    _, expected_input = dataset
+    model = treescore.Model.from_booster(regression_booster)
+    df = columnar_sources[source]().select("id", treescore.score(model).alias("score"))
+    scores = df.orderBy("id").toPandas()["score"].to_numpy()
+    inputs = batch_score_inputs(df)
+    assert len(inputs) == 1 and inputs[0][0] == "column vectors" and inputs[0][1] != "ColumnarToRow", inputs
+    assert_same_bits(scores.view(np.int64), regression_booster.predict(expected_input).view(np.int64))
+
+
+def test_off_heap_vectors_give_the_row_paths_bits(spark, dataset, regression_booster):
+    """Off-heap column vectors (spark.sql.columnVector.offheap.enabled) with nulls in every
+    column: the row path's and lightgbm's bits. (ColumnarInputSuite checks that columns without
+    nulls are read in place.)"""
     path, expected_input = dataset
     model = treescore.Model.from_booster(regression_booster)
 
     def run():
         df = spark.read.parquet(path).select("id", treescore.score(model).alias("score"))
         scores = df.orderBy("id").toPandas()["score"].to_numpy()
-        return scores, df._jdf.queryExecution().executedPlan().toString()
+        return scores, batch_score_inputs(df)
 
-    columnar, columnar_plan = run()
-    spark.conf.set("spark.treescore.columnar.enabled", "false")
+    spark.conf.set("spark.sql.columnVector.offheap.enabled", "true")
     try:
-        rows, row_plan = run()
+        columnar, columnar_inputs = run()
+        spark.conf.set("spark.treescore.columnar.enabled", "false")
+        rows, row_inputs = run()
     finally:
         spark.conf.unset("spark.treescore.columnar.enabled")
-    assert ", columnar input" in columnar_plan and "ColumnarToRow" not in columnar_plan, columnar_plan
-    assert ", columnar input" not in row_plan and "ColumnarToRow" in row_plan, row_plan
+        spark.conf.unset("spark.sql.columnVector.offheap.enabled")
+    assert columnar_inputs == [("column vectors", "Scan parquet ")], columnar_inputs
+    assert [path for path, _ in row_inputs] == ["rows"], row_inputs
     assert_same_bits(columnar.view(np.int64), rows.view(np.int64))
     assert_same_bits(columnar.view(np.int64), regression_booster.predict(expected_input).view(np.int64))
 

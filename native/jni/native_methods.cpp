@@ -83,22 +83,29 @@ jlong OutputsPerRow(JNIEnv* env, jclass, jlong handle, jint kind, jint start_ite
   });
 }
 
-void PredictRowMajor(JNIEnv* env, jclass, jlong handle, jlong rows_address, jlong rows_capacity, jint num_rows,
-                     jint num_cols,
-                     jint kind, jint start_iteration, jint num_iterations, jint num_threads, jlong out_address,
-                     jlong out_capacity) {
+// The batch whose column addresses the JVM wrote into off-heap memory at columns_address: one
+// int64 per column, each the address of the column's value in row 0, row_stride doubles apart.
+// The JVM checks that every column holds num_rows values; here only their presence is checked.
+FeatureBatch ColumnsAt(jlong columns_address, jint num_cols, jlong row_stride, jint num_rows) {
+  if (num_cols < 0 || num_rows < 0 || row_stride < 1) throw std::invalid_argument("bad batch shape");
+  if (columns_address == 0 && num_cols > 0) throw std::invalid_argument("null column address array");
+  FeatureBatch batch;
+  batch.columns = reinterpret_cast<const double* const*>(columns_address);
+  batch.row_stride = row_stride;
+  batch.num_rows = num_rows;
+  batch.num_cols = num_cols;
+  return batch;
+}
+
+void Predict(JNIEnv* env, jclass, jlong handle, jlong columns_address, jint num_cols, jlong row_stride, jint num_rows,
+             jint kind, jint start_iteration, jint num_iterations, jint num_threads, jlong out_address,
+             jlong out_capacity) {
   GuardedVoid(env, [&] {
-    if ((rows_address == 0 && num_rows > 0) || (out_address == 0 && out_capacity > 0)) {
-      throw std::invalid_argument("null buffer address");
-    }
-    if (static_cast<int64_t>(num_rows) * num_cols > rows_capacity) {
-      throw std::invalid_argument("a batch of " + std::to_string(num_rows) + " x " + std::to_string(num_cols) +
-                                  " does not fit the " + std::to_string(rows_capacity) + " doubles passed");
-    }
+    if (out_address == 0 && out_capacity > 0) throw std::invalid_argument("null output address");
+    const FeatureBatch rows = ColumnsAt(columns_address, num_cols, row_stride, num_rows);
     std::shared_ptr<Predictor> model = Models().Get(handle);  // keeps it alive for this call
-    model->Predict(reinterpret_cast<const double*>(rows_address), num_rows, num_cols, ToKind(kind),
-                     IterationRange{start_iteration, num_iterations}, num_threads,
-                     reinterpret_cast<double*>(out_address), out_capacity);
+    model->Predict(rows, ToKind(kind), IterationRange{start_iteration, num_iterations}, num_threads,
+                   reinterpret_cast<double*>(out_address), out_capacity);
   });
 }
 
@@ -117,8 +124,8 @@ void ReleaseProgram(JNIEnv* env, jclass, jlong handle) {
   GuardedVoid(env, [&] { Programs().Remove(handle); });
 }
 
-jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong input_address, jlong input_capacity, jint num_rows,
-                      jlong route_address, jlong route_capacity, jint num_threads, jint grid_points,
+jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong columns_address, jint num_cols, jlong row_stride,
+                      jint num_rows, jlong route_address, jlong route_capacity, jint num_threads, jint grid_points,
                       jintArray grid_inputs, jlong grid_values_address, jlong grid_values_capacity, jint monotone,
                       jint monotone_run, jlong out_address, jlong out_capacity) {
   return Guarded<jlong>(env, 0, [&] {
@@ -129,17 +136,17 @@ jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong input_address, jl
     grid.points = grid_points;
     grid.varying = CopyArray<int32_t>(env, grid_inputs, &JNIEnv::GetIntArrayRegion);
     grid.values = reinterpret_cast<const double*>(grid_values_address);
-    const int64_t base_rows = num_rows / grid_points;
-    if (base_rows * program->num_inputs() > input_capacity || out_capacity < num_rows ||
+    const FeatureBatch input = ColumnsAt(columns_address, num_cols, row_stride, num_rows / grid_points);
+    if (out_capacity < num_rows ||
         static_cast<int64_t>(num_rows) * program->num_route_slots() > route_capacity ||
         static_cast<int64_t>(num_rows) * static_cast<int64_t>(grid.varying.size()) > grid_values_capacity) {
       throw std::invalid_argument("a batch of " + std::to_string(num_rows) + " rows does not fit the buffers passed");
     }
-    if ((input_address == 0 && input_capacity > 0) || (out_address == 0 && num_rows > 0) ||
+    if ((out_address == 0 && num_rows > 0) ||
         (grid_values_address == 0 && grid_values_capacity > 0)) {
       throw std::invalid_argument("null buffer address");
     }
-    const auto stats = program->Evaluate(reinterpret_cast<const double*>(input_address), num_rows,
+    const auto stats = program->Evaluate(input, num_rows,
                                          reinterpret_cast<const int32_t*>(route_address), num_threads, grid, monotone,
                                          monotone_run, reinterpret_cast<double*>(out_address));
     return static_cast<jlong>(stats.escalated);
@@ -165,13 +172,12 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("numFeatures"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumFeatures)},
     {const_cast<char*>("numClasses"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumClasses)},
     {const_cast<char*>("outputsPerRow"), const_cast<char*>("(JIII)J"), reinterpret_cast<void*>(&OutputsPerRow)},
-    {const_cast<char*>("predictRowMajor"), const_cast<char*>("(JJJIIIIIIJJ)V"),
-     reinterpret_cast<void*>(&PredictRowMajor)},
+    {const_cast<char*>("predict"), const_cast<char*>("(JJIJIIIIIJJ)V"), reinterpret_cast<void*>(&Predict)},
     {const_cast<char*>("liveModelCount"), const_cast<char*>("()J"), reinterpret_cast<void*>(&LiveModelCount)},
     {const_cast<char*>("allocatorInUseBytes"), const_cast<char*>("()J"), reinterpret_cast<void*>(&AllocatorInUseBytes)},
     {const_cast<char*>("compileProgram"), const_cast<char*>("([J[D[J)J"), reinterpret_cast<void*>(&CompileProgram)},
     {const_cast<char*>("releaseProgram"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseProgram)},
-    {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJJIJJII[IJJIIJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},
+    {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJIJIJJII[IJJIIJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},
 };
 
 constexpr const char* kFacadeClass = "treescore/nativelib/NativeMethods";

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "lightgbm_error.h"
 
@@ -54,15 +55,27 @@ int64_t Booster::OutputsPerRow(PredictKind kind, IterationRange range) const {
   return outputs;
 }
 
-void Booster::Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind,
-                      IterationRange range, int num_threads, double* out, int64_t out_capacity) const {
-  CheckPredictArguments(*this, num_rows, num_cols, kind, range, num_threads, out_capacity);
-  const int64_t needed = static_cast<int64_t>(num_rows) * OutputsPerRow(kind, range);
-  if (num_rows == 0) return;
+void Booster::Predict(const FeatureBatch& rows, PredictKind kind, IterationRange range, int num_threads, double* out,
+                      int64_t out_capacity) const {
+  CheckPredictArguments(*this, rows, kind, range, num_threads, out_capacity);
+  const int64_t needed = static_cast<int64_t>(rows.num_rows) * OutputsPerRow(kind, range);
+  if (rows.num_rows == 0) return;
+  const double* data = rows.RowMajorData();
+  int is_row_major = 1;
+  std::vector<double> gathered;
+  if (data == nullptr && (data = rows.ColumnMajorData()) != nullptr) {
+    is_row_major = 0;
+  } else if (data == nullptr) {
+    gathered.resize(static_cast<size_t>(rows.num_rows) * static_cast<size_t>(rows.num_cols));
+    for (int32_t r = 0; r < rows.num_rows; ++r) {
+      for (int32_t f = 0; f < rows.num_cols; ++f) gathered[static_cast<size_t>(r) * rows.num_cols + f] = rows.At(r, f);
+    }
+    data = gathered.data();
+  }
   const std::string parameters = "num_threads=" + std::to_string(num_threads);
   int64_t written = 0;
-  CheckLightGbm(LGBM_BoosterPredictForMat(handle_, rows, C_API_DTYPE_FLOAT64, num_rows, num_cols,
-                                          /*is_row_major=*/1, static_cast<int>(kind), range.start_iteration,
+  CheckLightGbm(LGBM_BoosterPredictForMat(handle_, data, C_API_DTYPE_FLOAT64, rows.num_rows, rows.num_cols,
+                                          is_row_major, static_cast<int>(kind), range.start_iteration,
                                           range.num_iterations, parameters.c_str(), &written, out),
                 "LGBM_BoosterPredictForMat");
   if (written != needed) {

@@ -31,10 +31,13 @@ class Booster final : public Predictor {
   // How many doubles Predict writes per row for this kind and range.
   int64_t OutputsPerRow(PredictKind kind, IterationRange range) const override;
 
-  // num_threads is passed to LightGBM explicitly; LightGBM applies it process-wide, so every
-  // caller in one process should use the same value.
-  void Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind,
-               IterationRange range, int num_threads, double* out, int64_t out_capacity) const override;
+  // A row-major or column-major batch goes to LightGBM as it is; columns anywhere else are
+  // gathered into one row-major matrix first. num_threads is passed to LightGBM explicitly;
+  // LightGBM applies it process-wide, so every caller in one process should use the same value.
+  void Predict(const FeatureBatch& rows, PredictKind kind, IterationRange range, int num_threads, double* out,
+               int64_t out_capacity) const override;
+  using Predictor::Predict;
+  using Predictor::PredictGrid;
 
  private:
   explicit Booster(void* handle);

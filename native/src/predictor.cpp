@@ -1,31 +1,64 @@
 #include "predictor.h"
 
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <vector>
 
 namespace treescore {
 
-void CheckPredictArguments(const Predictor& predictor, int32_t num_rows, int32_t num_cols, PredictKind kind,
+const double* FeatureBatch::RowMajorData() const {
+  if (num_cols == 0 || row_stride != num_cols) return nullptr;
+  for (int32_t f = 1; f < num_cols; ++f) {
+    if (columns[f] != columns[0] + f) return nullptr;
+  }
+  return columns[0] + first_row * row_stride;
+}
+
+const double* FeatureBatch::ColumnMajorData() const {
+  if (num_cols == 0 || row_stride != 1 || first_row != 0) return nullptr;
+  for (int32_t f = 1; f < num_cols; ++f) {
+    if (columns[f] != columns[0] + static_cast<int64_t>(f) * num_rows) return nullptr;
+  }
+  return columns[0];
+}
+
+RowMajor::RowMajor(const double* data, int32_t num_rows, int32_t num_cols)
+    : columns_(static_cast<size_t>(num_cols < 0 ? 0 : num_cols)) {
+  for (size_t f = 0; f < columns_.size(); ++f) columns_[f] = data + f;
+  batch_.columns = columns_.data();
+  batch_.row_stride = num_cols;
+  batch_.num_rows = num_rows;
+  batch_.num_cols = num_cols;
+}
+
+void CheckPredictArguments(const Predictor& predictor, const FeatureBatch& rows, PredictKind kind,
                            IterationRange range, int num_threads, int64_t out_capacity) {
-  if (num_rows < 0 || num_cols < 0) throw std::invalid_argument("negative matrix shape");
-  if (num_cols != predictor.num_features()) {
+  if (rows.num_rows < 0 || rows.num_cols < 0 || rows.first_row < 0) throw std::invalid_argument("negative batch shape");
+  if (rows.num_cols != predictor.num_features()) {
     throw std::invalid_argument("the model expects " + std::to_string(predictor.num_features()) +
-                                " features but the batch has " + std::to_string(num_cols) + " columns");
+                                " features but the batch has " + std::to_string(rows.num_cols) + " columns");
+  }
+  if (rows.num_rows > 0) {
+    if (rows.columns == nullptr) throw std::invalid_argument("the batch has no column pointers");
+    for (int32_t f = 0; f < rows.num_cols; ++f) {
+      if (rows.columns[f] == nullptr) throw std::invalid_argument("the batch's column " + std::to_string(f) + " is null");
+    }
   }
   if (num_threads < 1) throw std::invalid_argument("num_threads must be at least 1");
-  const int64_t needed = static_cast<int64_t>(num_rows) * predictor.OutputsPerRow(kind, range);
+  const int64_t needed = static_cast<int64_t>(rows.num_rows) * predictor.OutputsPerRow(kind, range);
   if (out_capacity < needed) {
     throw std::invalid_argument("output buffer holds " + std::to_string(out_capacity) + " doubles, " +
                                 std::to_string(needed) + " needed");
   }
 }
 
-int32_t CheckGridArguments(const Predictor& predictor, int32_t num_rows, int32_t num_cols, const GridPoints& grid,
+int32_t CheckGridArguments(const Predictor& predictor, const FeatureBatch& base_rows, const GridPoints& grid,
                            PredictKind kind, IterationRange range, int num_threads, int64_t out_capacity) {
   if (grid.points < 1) throw std::invalid_argument("a grid needs at least one point per row");
-  if (!grid.varying.empty() && grid.values == nullptr && num_rows > 0) throw std::invalid_argument("grid values missing");
+  if (!grid.varying.empty() && grid.values == nullptr && base_rows.num_rows > 0) {
+    throw std::invalid_argument("grid values missing");
+  }
+  const int32_t num_cols = base_rows.num_cols;
   std::vector<bool> seen(num_cols < 0 ? 0 : static_cast<size_t>(num_cols));
   for (int32_t f : grid.varying) {
     if (f < 0 || f >= num_cols) {
@@ -34,27 +67,29 @@ int32_t CheckGridArguments(const Predictor& predictor, int32_t num_rows, int32_t
     if (seen[static_cast<size_t>(f)]) throw std::invalid_argument("grid feature " + std::to_string(f) + " varies twice");
     seen[static_cast<size_t>(f)] = true;
   }
-  const int64_t expanded = static_cast<int64_t>(num_rows) * grid.points;
+  const int64_t expanded = static_cast<int64_t>(base_rows.num_rows) * grid.points;
   if (expanded > std::numeric_limits<int32_t>::max()) {
     throw std::invalid_argument("a grid of " + std::to_string(expanded) + " points is more than one call scores");
   }
-  CheckPredictArguments(predictor, static_cast<int32_t>(expanded), num_cols, kind, range, num_threads, out_capacity);
+  FeatureBatch points = base_rows;
+  points.num_rows = static_cast<int32_t>(expanded);
+  CheckPredictArguments(predictor, points, kind, range, num_threads, out_capacity);
   return static_cast<int32_t>(expanded);
 }
 
-void Predictor::PredictGrid(const double* rows, int32_t num_rows, int32_t num_cols, const GridPoints& grid,
-                            PredictKind kind, IterationRange range, int num_threads, double* out,
-                            int64_t out_capacity) const {
-  const int32_t expanded = CheckGridArguments(*this, num_rows, num_cols, grid, kind, range, num_threads, out_capacity);
-  const size_t cols = static_cast<size_t>(num_cols);
+void Predictor::PredictGrid(const FeatureBatch& base_rows, const GridPoints& grid, PredictKind kind,
+                            IterationRange range, int num_threads, double* out, int64_t out_capacity) const {
+  const int32_t expanded = CheckGridArguments(*this, base_rows, grid, kind, range, num_threads, out_capacity);
+  const size_t cols = static_cast<size_t>(base_rows.num_cols);
   const size_t num_varying = grid.varying.size();
   std::vector<double> points(static_cast<size_t>(expanded) * cols);
   for (int32_t e = 0; e < expanded; ++e) {
     double* point = points.data() + static_cast<size_t>(e) * cols;
-    std::memcpy(point, rows + static_cast<size_t>(e / grid.points) * cols, cols * sizeof(double));
+    const int64_t base = e / grid.points;
+    for (size_t f = 0; f < cols; ++f) point[f] = base_rows.At(base, static_cast<int32_t>(f));
     for (size_t v = 0; v < num_varying; ++v) point[grid.varying[v]] = grid.values[static_cast<size_t>(e) * num_varying + v];
   }
-  Predict(points.data(), expanded, num_cols, kind, range, num_threads, out, out_capacity);
+  Predict(RowMajor(points.data(), expanded, base_rows.num_cols).batch(), kind, range, num_threads, out, out_capacity);
 }
 
 }  // namespace treescore

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 namespace treescore {
 
 struct Program::Batch {
-  const double* input;  // base rows
+  const FeatureBatch* input;  // base rows, one column per input
   const int32_t* route_index;
   int num_threads;
   const GridPoints* grid;
@@ -74,6 +75,40 @@ bool WholeGrids(const std::vector<int64_t>& rows, int points) {
 
 }  // namespace
 
+namespace {
+
+// A model's base rows, named by their first grid point (the row itself without a grid): a view
+// of the program's batch where they are its first rows in order, as when a whole batch is
+// scored, otherwise (a route's group, a cascade's escalated rows) gathered into a matrix.
+class ModelRows {
+ public:
+  ModelRows(const FeatureBatch& view, const std::vector<int64_t>& first_points, int points) {
+    const auto count = static_cast<int32_t>(first_points.size());
+    bool in_order = true;
+    for (int32_t b = 0; b < count && in_order; ++b) in_order = first_points[b] == static_cast<int64_t>(b) * points;
+    if (in_order) {
+      batch_ = view.Rows(0, count);
+      return;
+    }
+    gathered_.resize(static_cast<size_t>(count) * view.num_cols);
+    for (int32_t b = 0; b < count; ++b) {
+      for (int32_t j = 0; j < view.num_cols; ++j) {
+        gathered_[static_cast<size_t>(b) * view.num_cols + j] = view.At(first_points[b] / points, j);
+      }
+    }
+    matrix_.emplace(gathered_.data(), count, view.num_cols);
+    batch_ = matrix_->batch();
+  }
+  const FeatureBatch& batch() const { return batch_; }
+
+ private:
+  std::vector<double> gathered_;
+  std::optional<RowMajor> matrix_;
+  FeatureBatch batch_;
+};
+
+}  // namespace
+
 void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::vector<int64_t>& rows, double* out) const {
   const auto num_rows = static_cast<int32_t>(rows.size());
   if (num_rows == 0) return;
@@ -92,16 +127,24 @@ void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::ve
     value_index.push_back(static_cast<size_t>(found - grid.varying.begin()));
   }
   const size_t model_varying = model_grid.varying.size();
-  if (points > 1 && WholeGrids(rows, points)) {
+  // The model's inputs as a view of the program's: its columns in its feature order, no copy.
+  std::vector<const double*> columns(static_cast<size_t>(num_cols));
+  for (int32_t j = 0; j < num_cols; ++j) columns[j] = batch.input->columns[node.columns[j]];
+  FeatureBatch view = *batch.input;
+  view.columns = columns.data();
+  view.num_cols = num_cols;
+  if (points == 1 && model_varying == 0) {
+    node.model->Predict(ModelRows(view, rows, 1).batch(), node.kind, IterationRange{}, batch.num_threads, out, num_rows);
+    return;
+  }
+  if (WholeGrids(rows, points)) {
     // Base rows once, and per point only the varying values: the engine shares the rest.
     const int32_t num_base = num_rows / points;
-    std::vector<double> matrix(static_cast<size_t>(num_base) * num_cols);
+    std::vector<int64_t> first_points(static_cast<size_t>(num_base));
     std::vector<double> values(static_cast<size_t>(num_rows) * model_varying);
     for (int32_t b = 0; b < num_base; ++b) {
       const int64_t first_point = rows[static_cast<size_t>(b) * points];
-      const double* source = batch.input + first_point / points * num_inputs_;
-      double* target = matrix.data() + static_cast<size_t>(b) * num_cols;
-      for (int32_t j = 0; j < num_cols; ++j) target[j] = source[node.columns[j]];
+      first_points[b] = first_point;
       for (int k = 0; k < points; ++k) {
         const double* point = grid.values + static_cast<size_t>(first_point + k) * num_varying;
         double* point_target = values.data() + (static_cast<size_t>(b) * points + static_cast<size_t>(k)) * model_varying;
@@ -109,17 +152,16 @@ void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::ve
       }
     }
     model_grid.values = values.data();
-    node.model->PredictGrid(matrix.data(), num_base, num_cols, model_grid, node.kind, IterationRange{},
+    node.model->PredictGrid(ModelRows(view, first_points, points).batch(), model_grid, node.kind, IterationRange{},
                             batch.num_threads, out, num_rows);
     return;
   }
-  // Rows one by one (all rows without a grid; a cascade's escalated points within one): each
-  // point's row is its base row with the point's varying values in place.
+  // A cascade's escalated points within a grid, one by one: each point's row is its base row
+  // with the point's varying values in place.
   std::vector<double> matrix(static_cast<size_t>(num_rows) * num_cols);
   for (int32_t i = 0; i < num_rows; ++i) {
-    const double* source = batch.input + rows[i] / points * num_inputs_;
     double* target = matrix.data() + static_cast<size_t>(i) * num_cols;
-    for (int32_t j = 0; j < num_cols; ++j) target[j] = source[node.columns[j]];
+    for (int32_t j = 0; j < num_cols; ++j) target[j] = view.At(rows[i] / points, j);
     const double* point = model_varying == 0 ? nullptr : grid.values + static_cast<size_t>(rows[i]) * num_varying;
     for (size_t v = 0; v < model_varying; ++v) target[model_grid.varying[v]] = point[value_index[v]];
   }
@@ -183,9 +225,23 @@ void Program::EvalNode(int index, const Batch& batch, const std::vector<int64_t>
   }
 }
 
-Program::Stats Program::Evaluate(const double* input, int64_t rows, const int32_t* route_index, int num_threads,
+Program::Stats Program::Evaluate(const FeatureBatch& input, int64_t rows, const int32_t* route_index, int num_threads,
                                  const GridPoints& grid, int monotone, int run, double* out) const {
   if (rows < 0) throw std::invalid_argument("negative row count");
+  if (input.num_cols != num_inputs_) {
+    throw std::invalid_argument("the program reads " + std::to_string(num_inputs_) + " inputs but the batch has " +
+                                std::to_string(input.num_cols));
+  }
+  if (grid.points >= 1 && rows / grid.points > input.num_rows) {
+    throw std::invalid_argument("the batch has " + std::to_string(input.num_rows) + " rows, fewer than the " +
+                                std::to_string(rows / grid.points) + " base rows scored");
+  }
+  if (rows > 0 && input.num_cols > 0) {
+    if (input.columns == nullptr) throw std::invalid_argument("the batch has no column pointers");
+    for (int32_t f = 0; f < input.num_cols; ++f) {
+      if (input.columns[f] == nullptr) throw std::invalid_argument("the batch's column " + std::to_string(f) + " is null");
+    }
+  }
   if (num_route_slots_ > 0 && route_index == nullptr && rows > 0) throw std::invalid_argument("route indices missing");
   if (grid.points < 1 || rows % grid.points != 0) throw std::invalid_argument("rows must be whole grids");
   if (run < 1 || grid.points % run != 0) throw std::invalid_argument("a monotone run must divide the grid's points");
@@ -201,7 +257,7 @@ Program::Stats Program::Evaluate(const double* input, int64_t rows, const int32_
   std::vector<int64_t> all(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) all[i] = i;
   Stats stats;
-  EvalNode(static_cast<int>(nodes_.size()) - 1, Batch{input, route_index, num_threads, &grid}, all, out, &stats);
+  EvalNode(static_cast<int>(nodes_.size()) - 1, Batch{&input, route_index, num_threads, &grid}, all, out, &stats);
   if (monotone != 0) {
     for (int64_t start = 0; start < rows; start += run) {
       for (int k = 1; k < run; ++k) {

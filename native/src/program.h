@@ -69,13 +69,14 @@ class Program {
   };
 
   // Scores `rows` rows into out[rows]. Every run of grid.points consecutive rows is one base
-  // row's what-if grid (one point per row without a grid): `input` holds the rows / grid.points
-  // base rows of num_inputs doubles (row-major), and grid.varying lists the inputs whose value
+  // row's what-if grid (one point per row without a grid): `input` holds at least the rows /
+  // grid.points base rows, one column per input (any FeatureBatch layout; a model reads its
+  // columns in place), and grid.varying lists the inputs whose value
   // each point reads from grid.values instead (GridPoints, predictor.h, with inputs for
   // features). route_index holds rows x num_route_slots int32 values (may be null when there
   // are no routes). monotone (+1 increasing, -1 decreasing, 0 none) applies a running max or
   // min along each run of `run` consecutive points, which divides grid.points.
-  Stats Evaluate(const double* input, int64_t rows, const int32_t* route_index, int num_threads,
+  Stats Evaluate(const FeatureBatch& input, int64_t rows, const int32_t* route_index, int num_threads,
                  const GridPoints& grid, int monotone, int run, double* out) const;
 
   int num_inputs() const { return num_inputs_; }

@@ -72,7 +72,7 @@ TEST_P(EngineTest, EqualsLightGbmBitForBitInBothLayouts) {
   for (Layout layout : {Layout::kNodeWalk, Layout::kQuickScorer}) {
     const ExactScorer scorer(Forest::Parse(text), layout);
     std::vector<double> got(expected.size());
-    scorer.Predict(rows.data(), static_cast<int64_t>(expected.size()), kCols, Iterations{}, got.data());
+    scorer.Predict(RowMajor(rows.data(), static_cast<int32_t>(expected.size()), kCols).batch(), Iterations{}, got.data());
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(0, std::memcmp(&got[i], &expected[i], sizeof(double)))
           << scorer.layout_name() << " row " << i << ": " << got[i] << " != " << expected[i];
@@ -176,6 +176,77 @@ TEST(EnginePredictorTest, RefusesBadGridsWithReasons) {
   refuses(GridPoints{3, {0}, nullptr}, 6);               // no values
   refuses(GridPoints{0, {0}, values.data()}, 6);         // no points
   refuses(GridPoints{3, {0}, values.data()}, 5);         // no room for every point
+}
+
+// Every layout a FeatureBatch can have gives the bits of a row-major matrix, on both engines:
+// column-major (one matrix), columns each in memory of their own, a strided view that starts
+// part way into its columns, and threads splitting any of them.
+TEST(EnginePredictorTest, EveryBatchLayoutGivesTheBitsOfRowMajorRows) {
+  const std::string text = Train("zero_as_missing=true");
+  const Booster lightgbm = Booster::FromModelText(text);
+  const EnginePredictor walk = EnginePredictor::FromModelText(text, Layout::kNodeWalk);
+  const EnginePredictor quick = EnginePredictor::FromModelText(text, Layout::kQuickScorer);
+  const int num_rows = 203, skip = 5;
+  const std::vector<double> rows = Rows(num_rows + skip, 41, true);
+  // Column-major: column f at f * num_rows; columns of their own; rows `skip` on, 2 doubles apart.
+  std::vector<double> column_major(static_cast<size_t>(num_rows) * kCols);
+  std::vector<std::vector<double>> own(kCols), strided(kCols);
+  for (int f = 0; f < kCols; ++f) {
+    for (int r = 0; r < num_rows + skip; ++r) {
+      const double v = rows[static_cast<size_t>(r) * kCols + f];
+      if (r >= skip) column_major[static_cast<size_t>(f) * num_rows + (r - skip)] = v;
+      if (r >= skip) own[f].push_back(v);
+      strided[f].push_back(v);
+      strided[f].push_back(-1.0);  // never read
+    }
+  }
+  std::vector<const double*> column_major_ptrs, own_ptrs, strided_ptrs;
+  for (int f = 0; f < kCols; ++f) {
+    column_major_ptrs.push_back(column_major.data() + static_cast<size_t>(f) * num_rows);
+    own_ptrs.push_back(own[f].data());
+    strided_ptrs.push_back(strided[f].data());
+  }
+  const RowMajor row_major(rows.data() + skip * kCols, num_rows, kCols);
+  const FeatureBatch layouts[] = {{column_major_ptrs.data(), 1, 0, num_rows, kCols},
+                                  {own_ptrs.data(), 1, 0, num_rows, kCols},
+                                  {strided_ptrs.data(), 2, skip, num_rows, kCols}};
+  EXPECT_NE(layouts[0].ColumnMajorData(), nullptr);
+  EXPECT_EQ(layouts[1].ColumnMajorData(), nullptr);
+  EXPECT_NE(row_major.batch().RowMajorData(), nullptr);
+  for (const Predictor* model : std::initializer_list<const Predictor*>{&lightgbm, &walk, &quick}) {
+    for (PredictKind kind : {PredictKind::kPrediction, PredictKind::kRaw, PredictKind::kLeaf}) {
+      const int64_t size = num_rows * lightgbm.OutputsPerRow(kind, {});
+      std::vector<double> expected(static_cast<size_t>(size));
+      lightgbm.Predict(row_major.batch(), kind, {}, 1, expected.data(), size);
+      for (const FeatureBatch& batch : layouts) {
+        for (int threads : {1, 3}) {
+          if (model->engine() == EngineKind::kLightGbm && threads > 1) continue;  // LightGBM's threads are process-wide
+          std::vector<double> got(expected.size());
+          model->Predict(batch, kind, {}, threads, got.data(), size);
+          ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(double)))
+              << "engine " << static_cast<int>(model->engine()) << ", stride " << batch.row_stride << ", kind "
+              << static_cast<int>(kind) << ", " << threads << " threads";
+        }
+      }
+    }
+    // A grid over base rows in any layout: the bits of the row-major base rows' grid.
+    const int points = 4;
+    std::vector<double> values(static_cast<size_t>(num_rows) * points * 2);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = rows[(i * 7) % rows.size()];
+    const GridPoints grid{points, {1, 3}, values.data()};
+    std::vector<double> expected(static_cast<size_t>(num_rows) * points);
+    model->PredictGrid(row_major.batch(), grid, PredictKind::kRaw, {}, 1, expected.data(), expected.size());
+    for (const FeatureBatch& batch : layouts) {
+      std::vector<double> got(expected.size());
+      model->PredictGrid(batch, grid, PredictKind::kRaw, {}, 1, got.data(), got.size());
+      ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(double))) << "grid, stride " << batch.row_stride;
+    }
+  }
+  std::vector<const double*> with_null = own_ptrs;
+  with_null[2] = nullptr;
+  std::vector<double> out(num_rows);
+  EXPECT_THROW(quick.Predict(FeatureBatch{with_null.data(), 1, 0, num_rows, kCols}, PredictKind::kRaw, {}, 1, out.data(), num_rows),
+               std::invalid_argument);
 }
 
 TEST(EnginePredictorTest, RefusesContributionsAndBadShapesWithReasons) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -59,7 +60,11 @@ class Programs : public ::testing::Test {
     std::normal_distribution<double> normal;
     input_.resize(kRows * kCols);
     for (double& v : input_) v = normal(rng);
+    input_rows_.emplace(input_.data(), kRows, kCols);
   }
+
+  // The input as the program reads it: a row-major batch of kRows rows.
+  const FeatureBatch& Input() const { return input_rows_->batch(); }
 
   std::vector<double> Single(const Booster& booster) const {
     std::vector<double> out(kRows);
@@ -71,6 +76,7 @@ class Programs : public ::testing::Test {
   std::string text_a_, text_b_;
   std::shared_ptr<Booster> a_, b_;
   std::vector<double> input_;
+  std::optional<RowMajor> input_rows_;
 };
 
 TEST_F(Programs, WeightedMeanWithTransformsMatchesTheDocumentedOrder) {
@@ -82,7 +88,7 @@ TEST_F(Programs, WeightedMeanWithTransformsMatchesTheDocumentedOrder) {
   const std::vector<double> constants = {0.7, 0.3, 0, 0, 0, 1};
   Program program = DecodeProgram(code, constants, {a_, b_});
   std::vector<double> out(kRows);
-  program.Evaluate(input_.data(), kRows, nullptr, 1, kNoGrid, 0, 1, out.data());
+  program.Evaluate(Input(), kRows, nullptr, 1, kNoGrid, 0, 1, out.data());
   const auto pa = Single(*a_), pb = Single(*b_);
   for (int i = 0; i < kRows; ++i) {
     const double combined = (0.7 * pa[i] + 0.3 * pb[i]) / (0.7 + 0.3);
@@ -97,7 +103,7 @@ TEST_F(Programs, RoutesGroupRowsAndUnroutedRowsAreNaN) {
   std::vector<int32_t> route(kRows);
   for (int i = 0; i < kRows; ++i) route[i] = i % 3 == 2 ? -1 : i % 3;
   std::vector<double> out(kRows);
-  program.Evaluate(input_.data(), kRows, route.data(), 1, kNoGrid, 0, 1, out.data());
+  program.Evaluate(Input(), kRows, route.data(), 1, kNoGrid, 0, 1, out.data());
   const auto pa = Single(*a_), pb = Single(*b_);
   for (int i = 0; i < kRows; ++i) {
     if (route[i] < 0) EXPECT_TRUE(std::isnan(out[i]));
@@ -110,7 +116,7 @@ TEST_F(Programs, CascadesEscalateOnlyUnconfidentRows) {
   const std::vector<int64_t> code = {kCols, 0, 3, 0, 1, 0, 3, 0, 1, 2, 0, 0, 0, 3, 0, 1, 2, 3, 0, 1};
   Program program = DecodeProgram(code, {0.2, 0.8}, {a_, b_});
   std::vector<double> out(kRows);
-  const auto stats = program.Evaluate(input_.data(), kRows, nullptr, 1, kNoGrid, 0, 1, out.data());
+  const auto stats = program.Evaluate(Input(), kRows, nullptr, 1, kNoGrid, 0, 1, out.data());
   const auto pa = Single(*a_), pb = Single(*b_);
   int64_t escalated = 0;
   for (int i = 0; i < kRows; ++i) {
@@ -137,19 +143,21 @@ class ProgramGrids : public Programs {
       points_[e * kCols + 0] = values_[e * 2];
       points_[e * kCols + 2] = values_[e * 2 + 1];
     }
+    point_rows_.emplace(points_.data(), kRows, kCols);
   }
   GridPoints Grid() const { return GridPoints{kPoints, {0, 2}, values_.data()}; }
 
   static constexpr int kPoints = 10;
   std::vector<double> values_;  // per point: input 0, input 2
   std::vector<double> points_;  // every point as a row of its own
+  std::optional<RowMajor> point_rows_;
 };
 
 TEST_F(ProgramGrids, MonotoneCurvesTakeRunningMaximaAlongEachRun) {
   const std::vector<int64_t> code = {kCols, 0, 1, 0, 0, 0, 3, 0, 1, 2};
   Program program = DecodeProgram(code, {}, {a_});
   std::vector<double> out(kRows), scores(kRows);
-  program.Evaluate(input_.data(), kRows, nullptr, 1, Grid(), 1, 5, out.data());
+  program.Evaluate(Input(), kRows, nullptr, 1, Grid(), 1, 5, out.data());
   a_->Predict(points_.data(), kRows, kCols, PredictKind::kPrediction, {}, 1, scores.data(), kRows);
   for (int run = 0; run < kRows / 5; ++run) {
     double running = -std::numeric_limits<double>::infinity();
@@ -158,8 +166,8 @@ TEST_F(ProgramGrids, MonotoneCurvesTakeRunningMaximaAlongEachRun) {
       EXPECT_EQ(out[run * 5 + k], running);
     }
   }
-  EXPECT_THROW(program.Evaluate(input_.data(), kRows, nullptr, 1, Grid(), 1, 3, out.data()), std::invalid_argument);
-  EXPECT_THROW(program.Evaluate(input_.data(), kRows, nullptr, 1, GridPoints{kPoints, {0, 3}, values_.data()}, 0, 1,
+  EXPECT_THROW(program.Evaluate(Input(), kRows, nullptr, 1, Grid(), 1, 3, out.data()), std::invalid_argument);
+  EXPECT_THROW(program.Evaluate(Input(), kRows, nullptr, 1, GridPoints{kPoints, {0, 3}, values_.data()}, 0, 1,
                                 out.data()), std::invalid_argument);
 }
 
@@ -182,8 +190,8 @@ TEST_F(ProgramGrids, EveryPointHasTheBitsOfItsOwnRow) {
                              std::vector<std::shared_ptr<const Predictor>>{engine_a, engine_b}}) {
     const Program program = DecodeProgram(code, constants, models);
     std::vector<double> expected(kRows), got(kRows);
-    const auto alone = program.Evaluate(points_.data(), kRows, route.data(), 1, kNoGrid, 0, 1, expected.data());
-    const auto shared = program.Evaluate(input_.data(), kRows, route.data(), 2, Grid(), 0, 1, got.data());
+    const auto alone = program.Evaluate(point_rows_->batch(), kRows, route.data(), 1, kNoGrid, 0, 1, expected.data());
+    const auto shared = program.Evaluate(Input(), kRows, route.data(), 2, Grid(), 0, 1, got.data());
     ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), kRows * sizeof(double)));
     EXPECT_EQ(shared.escalated, alone.escalated);
     EXPECT_GT(shared.escalated, 0);
@@ -197,9 +205,46 @@ TEST_F(Programs, EngineMembersGiveTheBitsOfLightGbmMembers) {
   const auto engine_a = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_a_));
   const auto engine_b = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_b_));
   std::vector<double> expected(kRows), got(kRows);
-  DecodeProgram(code, constants, {a_, b_}).Evaluate(input_.data(), kRows, nullptr, 1, kNoGrid, 0, 1, expected.data());
-  DecodeProgram(code, constants, {engine_a, engine_b}).Evaluate(input_.data(), kRows, nullptr, 2, kNoGrid, 0, 1, got.data());
+  DecodeProgram(code, constants, {a_, b_}).Evaluate(Input(), kRows, nullptr, 1, kNoGrid, 0, 1, expected.data());
+  DecodeProgram(code, constants, {engine_a, engine_b}).Evaluate(Input(), kRows, nullptr, 2, kNoGrid, 0, 1, got.data());
   ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), kRows * sizeof(double)));
+}
+
+// The JVM hands programs feature-major batches, columns in place: the same bits as row-major
+// input, for whole batches (read in place), routes (gathered) and grids (base rows in place).
+TEST_F(ProgramGrids, FeatureMajorInputGivesTheBitsOfRowMajorInput) {
+  const std::vector<int64_t> code = {kCols, 1, 5,
+                                     0, 0, 0, 3, 0, 1, 2,
+                                     0, 1, 0, 3, 0, 1, 2,
+                                     1, 0, 2, 0, 1, 0,
+                                     3, 1, 0,
+                                     2, 0, 2, 2, 3};
+  const std::vector<double> constants = {0.7, 0.3, 0.2, 0.8};
+  std::vector<std::vector<double>> columns(kCols, std::vector<double>(kRows));  // each column its own vector
+  for (int r = 0; r < kRows; ++r) {
+    for (int j = 0; j < kCols; ++j) columns[j][r] = input_[r * kCols + j];
+  }
+  std::vector<const double*> pointers;
+  for (const auto& column : columns) pointers.push_back(column.data());
+  const FeatureBatch feature_major{pointers.data(), 1, 0, kRows, kCols};
+  std::vector<int32_t> route(kRows);
+  for (int e = 0; e < kRows; ++e) route[e] = e % 3 == 2 ? -1 : e % 3;
+  const auto engine_a = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_a_));
+  const auto engine_b = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_b_));
+  for (const auto& models : {std::vector<std::shared_ptr<const Predictor>>{a_, b_},
+                             std::vector<std::shared_ptr<const Predictor>>{engine_a, engine_b}}) {
+    const Program program = DecodeProgram(code, constants, models);
+    for (const GridPoints& grid : {kNoGrid, Grid()}) {
+      std::vector<double> expected(kRows), got(kRows);
+      program.Evaluate(Input(), kRows, route.data(), 1, grid, 0, 1, expected.data());
+      program.Evaluate(feature_major, kRows, route.data(), 2, grid, 0, 1, got.data());
+      ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), kRows * sizeof(double))) << grid.points << " points";
+    }
+  }
+  std::vector<double> out(kRows);
+  const FeatureBatch too_few{pointers.data(), 1, 0, kRows - 1, kCols};
+  const Program program = DecodeProgram(code, constants, {a_, b_});
+  EXPECT_THROW(program.Evaluate(too_few, kRows, route.data(), 1, kNoGrid, 0, 1, out.data()), std::invalid_argument);
 }
 
 TEST(ProgramDecoding, MalformedProgramsAreRejected) {

@@ -27,12 +27,12 @@ int64_t EnginePredictor::OutputsPerRow(PredictKind kind, IterationRange range) c
                               "LightGBM's engine does");
 }
 
-void EnginePredictor::PredictPart(const double* rows, int64_t num_rows, int num_cols, PredictKind kind,
-                                  Iterations iterations, double* out) const {
+void EnginePredictor::PredictPart(const FeatureBatch& rows, PredictKind kind, Iterations iterations,
+                                  double* out) const {
   switch (kind) {
-    case PredictKind::kPrediction: scorer_.Predict(rows, num_rows, num_cols, iterations, out); return;
-    case PredictKind::kRaw: scorer_.PredictRaw(rows, num_rows, num_cols, iterations, out); return;
-    case PredictKind::kLeaf: scorer_.PredictLeaf(rows, num_rows, num_cols, iterations, out); return;
+    case PredictKind::kPrediction: scorer_.Predict(rows, iterations, out); return;
+    case PredictKind::kRaw: scorer_.PredictRaw(rows, iterations, out); return;
+    case PredictKind::kLeaf: scorer_.PredictLeaf(rows, iterations, out); return;
     case PredictKind::kContrib: break;
   }
   throw std::logic_error("contributions reached the engine's scoring loop");
@@ -45,7 +45,7 @@ namespace {
 // first part; helpers are joined on every path, and the first failure is rethrown after.
 template <typename ScorePart>
 void RunInParts(int64_t num_rows, int num_threads, ScorePart score_part) {
-  constexpr int64_t kBlock = QuickScorer::kBlock;
+  constexpr int64_t kBlock = kBlockRows;
   const int64_t blocks = (num_rows + kBlock - 1) / kBlock;
   const int64_t parts = std::min<int64_t>(num_threads, blocks);
   if (parts <= 1) {
@@ -80,37 +80,37 @@ void RunInParts(int64_t num_rows, int num_threads, ScorePart score_part) {
 
 }  // namespace
 
-void EnginePredictor::Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind,
-                              IterationRange range, int num_threads, double* out, int64_t out_capacity) const {
-  CheckPredictArguments(*this, num_rows, num_cols, kind, range, num_threads, out_capacity);
-  if (num_rows == 0) return;
+void EnginePredictor::Predict(const FeatureBatch& rows, PredictKind kind, IterationRange range, int num_threads,
+                              double* out, int64_t out_capacity) const {
+  CheckPredictArguments(*this, rows, kind, range, num_threads, out_capacity);
+  if (rows.num_rows == 0) return;
   const Iterations iterations{range.start_iteration, range.num_iterations};
   const int64_t per_row = OutputsPerRow(kind, range);
-  RunInParts(num_rows, num_threads, [&](int64_t first, int64_t count) {
-    PredictPart(rows + first * num_cols, count, num_cols, kind, iterations, out + first * per_row);
+  RunInParts(rows.num_rows, num_threads, [&](int64_t first, int64_t count) {
+    PredictPart(rows.Rows(first, static_cast<int32_t>(count)), kind, iterations, out + first * per_row);
   });
 }
 
-void EnginePredictor::PredictGrid(const double* rows, int32_t num_rows, int32_t num_cols, const GridPoints& grid,
-                                  PredictKind kind, IterationRange range, int num_threads, double* out,
-                                  int64_t out_capacity) const {
+void EnginePredictor::PredictGrid(const FeatureBatch& base_rows, const GridPoints& grid, PredictKind kind,
+                                  IterationRange range, int num_threads, double* out, int64_t out_capacity) const {
   if (kind != PredictKind::kPrediction && kind != PredictKind::kRaw) {
-    Predictor::PredictGrid(rows, num_rows, num_cols, grid, kind, range, num_threads, out, out_capacity);
+    Predictor::PredictGrid(base_rows, grid, kind, range, num_threads, out, out_capacity);
     return;
   }
-  CheckGridArguments(*this, num_rows, num_cols, grid, kind, range, num_threads, out_capacity);
-  if (num_rows == 0) return;
+  CheckGridArguments(*this, base_rows, grid, kind, range, num_threads, out_capacity);
+  if (base_rows.num_rows == 0) return;
   const Iterations iterations{range.start_iteration, range.num_iterations};
   const int64_t per_base_row = static_cast<int64_t>(grid.points) * OutputsPerRow(kind, range);
   const size_t values_per_base_row = static_cast<size_t>(grid.points) * grid.varying.size();
-  RunInParts(num_rows, num_threads, [&](int64_t first, int64_t count) {
+  RunInParts(base_rows.num_rows, num_threads, [&](int64_t first, int64_t count) {
     GridPoints part = grid;
     part.values = grid.values == nullptr ? nullptr : grid.values + static_cast<size_t>(first) * values_per_base_row;
     double* part_out = out + first * per_base_row;
+    const FeatureBatch rows = base_rows.Rows(first, static_cast<int32_t>(count));
     if (kind == PredictKind::kRaw) {
-      scorer_.PredictGridRaw(rows + first * num_cols, count, num_cols, part, iterations, part_out);
+      scorer_.PredictGridRaw(rows, part, iterations, part_out);
     } else {
-      scorer_.PredictGrid(rows + first * num_cols, count, num_cols, part, iterations, part_out);
+      scorer_.PredictGrid(rows, part, iterations, part_out);
     }
   });
 }

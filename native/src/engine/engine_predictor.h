@@ -26,19 +26,20 @@ class EnginePredictor final : public Predictor {
 
   // Rows are split into num_threads contiguous parts scored side by side; every row's result
   // is computed on one thread alone, so the thread count never changes a bit.
-  void Predict(const double* rows, int32_t num_rows, int32_t num_cols, PredictKind kind, IterationRange range,
-               int num_threads, double* out, int64_t out_capacity) const override;
+  void Predict(const FeatureBatch& rows, PredictKind kind, IterationRange range, int num_threads, double* out,
+               int64_t out_capacity) const override;
 
   // Raw scores and predictions share the work on features that do not vary across a row's
   // points (ExactScorer::PredictGrid); leaf indices take the default, one row per point. Base
   // rows are split between threads as Predict splits rows, with the same bits.
-  void PredictGrid(const double* rows, int32_t num_rows, int32_t num_cols, const GridPoints& grid, PredictKind kind,
-                   IterationRange range, int num_threads, double* out, int64_t out_capacity) const override;
+  void PredictGrid(const FeatureBatch& base_rows, const GridPoints& grid, PredictKind kind, IterationRange range,
+                   int num_threads, double* out, int64_t out_capacity) const override;
+  using Predictor::Predict;
+  using Predictor::PredictGrid;
 
  private:
   explicit EnginePredictor(ExactScorer scorer) : scorer_(std::move(scorer)) {}
-  void PredictPart(const double* rows, int64_t num_rows, int num_cols, PredictKind kind, Iterations iterations,
-                   double* out) const;
+  void PredictPart(const FeatureBatch& rows, PredictKind kind, Iterations iterations, double* out) const;
 
   ExactScorer scorer_;
 };

@@ -21,9 +21,14 @@ ExactScorer::ExactScorer(Forest forest, Layout layout) : forest_(std::make_share
   } else {
     walker_ = std::make_unique<NodeWalker>(*forest_);
   }
+  std::vector<bool> read(static_cast<size_t>(forest_->num_features));
   for (const Tree& tree : forest_->trees) {
     first_leaf_.push_back(leaf_values_.size());
     leaf_values_.insert(leaf_values_.end(), tree.leaf_value.begin(), tree.leaf_value.end());
+    for (int n = 0; n + 1 < tree.num_leaves; ++n) read[static_cast<size_t>(tree.split_feature[n])] = true;
+  }
+  for (size_t f = 0; f < read.size(); ++f) {
+    if (read[f]) read_features_.push_back(static_cast<int>(f));
   }
 }
 
@@ -57,27 +62,39 @@ struct QuickLeaves {
 
 }  // namespace
 
+void ExactScorer::ReadBlock(const FeatureBatch& rows, int64_t r0, int n, const std::vector<int>& features,
+                            double* block) {
+  const double nan = std::nan("");
+  for (int f : features) {
+    double* lanes = block + static_cast<size_t>(f) * kBlockRows;
+    const double* column = rows.columns[f] + (rows.first_row + r0) * rows.row_stride;
+    if (rows.row_stride == 1) {
+      for (int r = 0; r < n; ++r) lanes[r] = AsLightGbmReadsIt(column[r]);
+    } else {
+      for (int r = 0; r < n; ++r) lanes[r] = AsLightGbmReadsIt(column[static_cast<int64_t>(r) * rows.row_stride]);
+    }
+    for (int r = n; r < kBlockRows; ++r) lanes[r] = nan;  // lanes past the rows: evaluated, never read
+  }
+}
+
 template <typename Visit>
-void ExactScorer::ForEachBlock(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
-                               Visit visit) const {
-  if (num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
+void ExactScorer::ForEachBlock(const FeatureBatch& rows, Iterations iterations, Visit visit) const {
+  if (rows.num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
   int first = 0, count = 0;
   Range(iterations, &first, &count);
   const size_t first_tree = static_cast<size_t>(first) * forest_->trees_per_iteration;
   const size_t num_trees = static_cast<size_t>(count) * forest_->trees_per_iteration;
-  constexpr int kBlock = QuickScorer::kBlock;
-  std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);  // the rows as LightGBM reads them
-  std::vector<int> leaves(quick_ ? 0 : num_trees * kBlock);
+  std::vector<double> block(static_cast<size_t>(kBlockRows) * rows.num_cols);
+  std::vector<int> leaves(quick_ ? 0 : num_trees * kBlockRows);
   std::vector<uint64_t> scratch = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
-  for (int64_t r0 = 0; r0 < num_rows; r0 += kBlock) {
-    const int n = static_cast<int>(std::min<int64_t>(kBlock, num_rows - r0));
-    const double* in = rows + r0 * num_cols;
-    for (int64_t i = 0; i < static_cast<int64_t>(n) * num_cols; ++i) block[static_cast<size_t>(i)] = AsLightGbmReadsIt(in[i]);
+  for (int64_t r0 = 0; r0 < rows.num_rows; r0 += kBlockRows) {
+    const int n = static_cast<int>(std::min<int64_t>(kBlockRows, rows.num_rows - r0));
+    ReadBlock(rows, r0, n, read_features_, block.data());
     if (quick_) {
-      quick_->EvaluateBlock(block.data(), n, num_cols, &scratch);
+      quick_->EvaluateBlock(block.data(), &scratch);
       visit(r0, n, count, QuickLeaves{quick_.get(), scratch.data(), first_tree});
     } else {
-      walker_->LeavesOf(block.data(), n, num_cols, first_tree, num_trees, leaves.data());
+      walker_->LeavesOf(block.data(), n, first_tree, num_trees, leaves.data());
       visit(r0, n, count, WalkedLeaves{leaves.data(), num_trees, first_tree, leaf_values_.data(), first_leaf_.data()});
     }
   }
@@ -96,15 +113,14 @@ int64_t ExactScorer::LeafOutputsPerRow(Iterations iterations) const {
   return static_cast<int64_t>(count) * forest_->trees_per_iteration;
 }
 
-void ExactScorer::PredictRaw(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
-                             double* out) const {
+void ExactScorer::PredictRaw(const FeatureBatch& rows, Iterations iterations, double* out) const {
   const int per_iteration = forest_->trees_per_iteration;
   const int classes = forest_->num_classes;
-  ForEachBlock(rows, num_rows, num_cols, iterations, [&](int64_t r0, int n, int count, const auto& leaves) {
+  ForEachBlock(rows, iterations, [&](int64_t r0, int n, int count, const auto& leaves) {
     // Per class, a left fold in iteration order from 0.0, as LightGBM sums; the block's rows are
     // independent sums, interleaved so that one row's additions do not wait on each other.
     for (int k = 0; k < per_iteration; ++k) {
-      double sums[QuickScorer::kBlock] = {};
+      double sums[kBlockRows] = {};
       for (int i = 0; i < count; ++i) {
         const size_t t = static_cast<size_t>(i) * per_iteration + k;
         for (int r = 0; r < n; ++r) sums[r] += leaves.Value(r, t);
@@ -148,10 +164,9 @@ void ExactScorer::Transform(double* scores) const {
   }
 }
 
-void ExactScorer::Predict(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
-                          double* out) const {
-  PredictRaw(rows, num_rows, num_cols, iterations, out);
-  FinishPredictions(out, num_rows, iterations);
+void ExactScorer::Predict(const FeatureBatch& rows, Iterations iterations, double* out) const {
+  PredictRaw(rows, iterations, out);
+  FinishPredictions(out, rows.num_rows, iterations);
 }
 
 void ExactScorer::FinishPredictions(double* out, int64_t num_rows, Iterations iterations) const {
@@ -169,18 +184,18 @@ void ExactScorer::FinishPredictions(double* out, int64_t num_rows, Iterations it
   }
 }
 
-void ExactScorer::PredictLeaf(const double* rows, int64_t num_rows, int num_cols, Iterations iterations,
-                              double* out) const {
+void ExactScorer::PredictLeaf(const FeatureBatch& rows, Iterations iterations, double* out) const {
   const int64_t per_row = LeafOutputsPerRow(iterations);
-  ForEachBlock(rows, num_rows, num_cols, iterations, [&](int64_t r0, int n, int, const auto& leaves) {
+  ForEachBlock(rows, iterations, [&](int64_t r0, int n, int, const auto& leaves) {
     for (int r = 0; r < n; ++r) {
       for (int64_t t = 0; t < per_row; ++t) out[(r0 + r) * per_row + t] = leaves.Leaf(r, static_cast<size_t>(t));
     }
   });
 }
 
-void ExactScorer::PredictGridRaw(const double* rows, int64_t num_rows, int num_cols, const GridPoints& grid,
-                                 Iterations iterations, double* out) const {
+void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& grid, Iterations iterations,
+                                 double* out) const {
+  const int num_cols = rows.num_cols;
   if (num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
   int first = 0, count = 0;
   Range(iterations, &first, &count);
@@ -198,11 +213,9 @@ void ExactScorer::PredictGridRaw(const double* rows, int64_t num_rows, int num_c
     (reads ? varying_trees : fixed_trees).push_back(t);
   }
   std::vector<int> fixed_features, varying_features;
-  if (quick_) {
-    for (int f : quick_->split_features()) (varies[static_cast<size_t>(f)] ? varying_features : fixed_features).push_back(f);
-  }
-  constexpr int kBlock = QuickScorer::kBlock;
-  std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);  // the base rows, then each point, as LightGBM reads them
+  for (int f : read_features_) (varies[static_cast<size_t>(f)] ? varying_features : fixed_features).push_back(f);
+  constexpr int kBlock = kBlockRows;
+  std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);  // the base rows, then each point (block.h)
   // values[t * kBlock + r]: row r's leaf value in the request's tree t. The fixed trees' values
   // are written once per block, the varying trees' once per point.
   std::vector<double> values(num_trees * kBlock);
@@ -220,7 +233,7 @@ void ExactScorer::PredictGridRaw(const double* rows, int64_t num_rows, int num_c
       }
       return;
     }
-    walker_->LeavesOfTrees(block.data(), n, num_cols, trees.data(), trees.size(), leaves.data());
+    walker_->LeavesOfTrees(block.data(), n, trees.data(), trees.size(), leaves.data());
     for (size_t i = 0; i < trees.size(); ++i) {
       for (int r = 0; r < n; ++r) {
         const int leaf = leaves[static_cast<size_t>(r) * trees.size() + i];
@@ -230,26 +243,25 @@ void ExactScorer::PredictGridRaw(const double* rows, int64_t num_rows, int num_c
   };
   const int classes = forest_->num_classes;
   const int64_t stride = static_cast<int64_t>(grid.points) * classes;  // from one base row's outputs to the next's
-  for (int64_t r0 = 0; r0 < num_rows; r0 += kBlock) {
-    const int n = static_cast<int>(std::min<int64_t>(kBlock, num_rows - r0));
-    const double* in = rows + r0 * num_cols;
-    for (int64_t i = 0; i < static_cast<int64_t>(n) * num_cols; ++i) block[static_cast<size_t>(i)] = AsLightGbmReadsIt(in[i]);
+  for (int64_t r0 = 0; r0 < rows.num_rows; r0 += kBlock) {
+    const int n = static_cast<int>(std::min<int64_t>(kBlock, rows.num_rows - r0));
+    ReadBlock(rows, r0, n, read_features_, block.data());
     if (quick_) {
       quick_->ResetSets(base_sets.data());
-      quick_->ApplyFeatures(block.data(), n, num_cols, fixed_features.data(), fixed_features.size(), base_sets.data());
+      quick_->ApplyFeatures(block.data(), fixed_features.data(), fixed_features.size(), base_sets.data());
     }
     take_values(fixed_trees, base_sets.data(), n);
     for (int k = 0; k < grid.points; ++k) {
       for (int r = 0; r < n; ++r) {
         const double* point = grid.values + (static_cast<size_t>(r0 + r) * grid.points + static_cast<size_t>(k)) * num_varying;
         for (size_t v = 0; v < num_varying; ++v) {
-          block[static_cast<size_t>(r) * num_cols + static_cast<size_t>(grid.varying[v])] = AsLightGbmReadsIt(point[v]);
+          block[static_cast<size_t>(grid.varying[v]) * kBlock + static_cast<size_t>(r)] = AsLightGbmReadsIt(point[v]);
         }
       }
       if (quick_) {
         // Only trees that read a varying feature change from the base sets; the others are never read.
         for (size_t t : varying_trees) QuickScorer::CopyTreeSets(base_sets.data(), t, point_sets.data());
-        quick_->ApplyFeatures(block.data(), n, num_cols, varying_features.data(), varying_features.size(), point_sets.data());
+        quick_->ApplyFeatures(block.data(), varying_features.data(), varying_features.size(), point_sets.data());
       }
       take_values(varying_trees, point_sets.data(), n);
       SumBlock(values.data(), n, count, out + r0 * stride + static_cast<int64_t>(k) * classes, stride);
@@ -258,7 +270,7 @@ void ExactScorer::PredictGridRaw(const double* rows, int64_t num_rows, int num_c
 }
 
 void ExactScorer::SumBlock(const double* values, int n, int count, double* out, int64_t stride) const {
-  constexpr int kBlock = QuickScorer::kBlock;
+  constexpr int kBlock = kBlockRows;
   const int per_iteration = forest_->trees_per_iteration;
   for (int c = 0; c < per_iteration; ++c) {
     // As PredictRaw sums: per class a left fold in iteration order from 0.0, rows side by side.
@@ -271,10 +283,10 @@ void ExactScorer::SumBlock(const double* values, int n, int count, double* out, 
   }
 }
 
-void ExactScorer::PredictGrid(const double* rows, int64_t num_rows, int num_cols, const GridPoints& grid,
-                              Iterations iterations, double* out) const {
-  PredictGridRaw(rows, num_rows, num_cols, grid, iterations, out);
-  FinishPredictions(out, num_rows * grid.points, iterations);
+void ExactScorer::PredictGrid(const FeatureBatch& rows, const GridPoints& grid, Iterations iterations,
+                              double* out) const {
+  PredictGridRaw(rows, grid, iterations, out);
+  FinishPredictions(out, static_cast<int64_t>(rows.num_rows) * grid.points, iterations);
 }
 
 }  // namespace engine

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../predictor.h"
+#include "block.h"
 #include "forest.h"
 #include "node_walker.h"
 #include "quick_scorer.h"
@@ -41,20 +42,18 @@ class ExactScorer {
   int64_t RawOutputsPerRow() const { return forest_->num_classes; }
   int64_t LeafOutputsPerRow(Iterations iterations) const;
 
-  // rows: num_rows x num_cols doubles, row after row; NaN is missing. out: num_rows x outputs.
-  void PredictRaw(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, double* out) const;
-  void Predict(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, double* out) const;
-  void PredictLeaf(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, double* out) const;
+  // rows: any FeatureBatch layout (predictor.h); NaN is missing. out: num_rows x outputs.
+  void PredictRaw(const FeatureBatch& rows, Iterations iterations, double* out) const;
+  void Predict(const FeatureBatch& rows, Iterations iterations, double* out) const;
+  void PredictLeaf(const FeatureBatch& rows, Iterations iterations, double* out) const;
 
-  // A what-if grid (GridPoints, predictor.h) over num_rows base rows: out gets num_rows *
+  // A what-if grid (GridPoints, predictor.h) over the batch's base rows: out gets num_rows *
   // grid.points rows of num_classes doubles, each the bits PredictRaw or Predict gives for that
   // point's row. The nodes on features that do not vary run once per base row, and so do the
   // trees that read no varying feature; per point only the nodes on varying features run, and
   // every tree's leaf value is summed again in iteration order, as scoring the point alone sums.
-  void PredictGridRaw(const double* rows, int64_t num_rows, int num_cols, const GridPoints& grid,
-                      Iterations iterations, double* out) const;
-  void PredictGrid(const double* rows, int64_t num_rows, int num_cols, const GridPoints& grid, Iterations iterations,
-                   double* out) const;
+  void PredictGridRaw(const FeatureBatch& rows, const GridPoints& grid, Iterations iterations, double* out) const;
+  void PredictGrid(const FeatureBatch& rows, const GridPoints& grid, Iterations iterations, double* out) const;
 
  private:
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
@@ -65,12 +64,13 @@ class ExactScorer {
   // PredictRaw's sums for a block of n rows whose leaf values are values[t * kBlock + r], t
   // counting the request's trees; row r's scores go to out + r * stride.
   void SumBlock(const double* values, int n, int count, double* out, int64_t stride) const;
-  // Calls visit(first_row, n, count, leaves) for each block of at most QuickScorer::kBlock
-  // rows, where leaves.Leaf(r, t) and leaves.Value(r, t) are the leaf (index and value) the
-  // block's row r reaches in the request's tree t, over the `count` iterations it uses. Rows are
-  // first read as LightGBM reads them.
+  // Calls visit(first_row, n, count, leaves) for each block of at most kBlockRows rows, where
+  // leaves.Leaf(r, t) and leaves.Value(r, t) are the leaf (index and value) the block's row r
+  // reaches in the request's tree t, over the `count` iterations it uses.
   template <typename Visit>
-  void ForEachBlock(const double* rows, int64_t num_rows, int num_cols, Iterations iterations, Visit visit) const;
+  void ForEachBlock(const FeatureBatch& rows, Iterations iterations, Visit visit) const;
+  // Copies rows [r0, r0 + n) of the batch's `features` into `block` (block.h), read as LightGBM reads them.
+  static void ReadBlock(const FeatureBatch& rows, int64_t r0, int n, const std::vector<int>& features, double* block);
 
   std::shared_ptr<const Forest> forest_;
   std::unique_ptr<QuickScorer> quick_;   // one of the two layouts
@@ -78,6 +78,7 @@ class ExactScorer {
   // Every tree's leaf values in one array, tree after tree, so summing reads no tree structure.
   std::vector<double> leaf_values_;
   std::vector<size_t> first_leaf_;  // per tree: where its values start in leaf_values_
+  std::vector<int> read_features_;  // the features some node splits on, ascending: all a block needs
 };
 
 // LightGBM's kZeroThreshold is the float literal 1e-35f, widened to double.

@@ -49,52 +49,39 @@ inline int NodeWalker::Child(const Node& node, double value) const {
   return right;
 }
 
-int NodeWalker::LeafOf(size_t tree, const double* row) const {
-  if (single_leaf_[tree]) return 0;
-  const Node* nodes = nodes_.data() + first_node_[tree];
-  int at = 0;
-  while (at >= 0) at = Child(nodes[at], row[nodes[at].feature]);
-  return ~at;
+void NodeWalker::LeavesOf(const double* block, int num_rows, size_t first_tree, size_t num_trees, int* leaves) const {
+  Walk(block, num_rows, num_trees, [first_tree](size_t i) { return first_tree + i; }, leaves);
 }
 
-void NodeWalker::LeavesOf(const double* rows, int num_rows, int num_cols, size_t first_tree, size_t num_trees,
-                          int* leaves) const {
-  Walk(rows, num_rows, num_cols, num_trees, [first_tree](size_t i) { return first_tree + i; }, leaves);
-}
-
-void NodeWalker::LeavesOfTrees(const double* rows, int num_rows, int num_cols, const size_t* trees, size_t num_trees,
+void NodeWalker::LeavesOfTrees(const double* block, int num_rows, const size_t* trees, size_t num_trees,
                                int* leaves) const {
-  Walk(rows, num_rows, num_cols, num_trees, [trees](size_t i) { return trees[i]; }, leaves);
+  Walk(block, num_rows, num_trees, [trees](size_t i) { return trees[i]; }, leaves);
 }
 
 template <typename TreeAt>
-void NodeWalker::Walk(const double* rows, int num_rows, int num_cols, size_t num_trees, TreeAt tree_at,
-                      int* leaves) const {
-  constexpr int kMaxRows = 16;
-  for (int r0 = 0; r0 < num_rows; r0 += kMaxRows) {
-    const int n = num_rows - r0 < kMaxRows ? num_rows - r0 : kMaxRows;
-    for (size_t i = 0; i < num_trees; ++i) {
-      const size_t tree = tree_at(i);
-      int at[kMaxRows];
-      if (single_leaf_[tree]) {
-        for (int r = 0; r < n; ++r) at[r] = ~0;
-      } else {
-        // The rows walk side by side: each step moves every row still inside the tree one level.
-        const Node* nodes = nodes_.data() + first_node_[tree];
-        for (int r = 0; r < n; ++r) at[r] = 0;
-        bool inside = true;
-        while (inside) {
-          inside = false;
-          for (int r = 0; r < n; ++r) {
-            if (at[r] < 0) continue;
-            const Node& node = nodes[at[r]];
-            at[r] = Child(node, rows[static_cast<size_t>(r0 + r) * num_cols + node.feature]);
-            inside |= at[r] >= 0;
-          }
+void NodeWalker::Walk(const double* block, int num_rows, size_t num_trees, TreeAt tree_at, int* leaves) const {
+  const int n = num_rows < kBlockRows ? num_rows : kBlockRows;
+  for (size_t i = 0; i < num_trees; ++i) {
+    const size_t tree = tree_at(i);
+    int at[kBlockRows];
+    if (single_leaf_[tree]) {
+      for (int r = 0; r < n; ++r) at[r] = ~0;
+    } else {
+      // The rows walk side by side: each step moves every row still inside the tree one level.
+      const Node* nodes = nodes_.data() + first_node_[tree];
+      for (int r = 0; r < n; ++r) at[r] = 0;
+      bool inside = true;
+      while (inside) {
+        inside = false;
+        for (int r = 0; r < n; ++r) {
+          if (at[r] < 0) continue;
+          const Node& node = nodes[at[r]];
+          at[r] = Child(node, block[static_cast<size_t>(node.feature) * kBlockRows + static_cast<size_t>(r)]);
+          inside |= at[r] >= 0;
         }
       }
-      for (int r = 0; r < n; ++r) leaves[static_cast<size_t>(r0 + r) * num_trees + i] = ~at[r];
     }
+    for (int r = 0; r < n; ++r) leaves[static_cast<size_t>(r) * num_trees + i] = ~at[r];
   }
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "block.h"
 #include "forest.h"
 
 namespace treescore {
@@ -17,17 +18,12 @@ class NodeWalker {
  public:
   explicit NodeWalker(const Forest& forest);
 
-  // For `num_rows` consecutive rows of `num_cols` doubles, already read as LightGBM reads them,
-  // the leaf index each reaches in each tree first_tree + t: leaves[r * num_trees + t].
-  void LeavesOf(const double* rows, int num_rows, int num_cols, size_t first_tree, size_t num_trees,
-                int* leaves) const;
+  // For the first `num_rows` rows of a block (block.h), the leaf index each reaches in each tree
+  // first_tree + t: leaves[r * num_trees + t].
+  void LeavesOf(const double* block, int num_rows, size_t first_tree, size_t num_trees, int* leaves) const;
 
   // The same for the trees listed in trees[0, num_trees): leaves[r * num_trees + i] for trees[i].
-  void LeavesOfTrees(const double* rows, int num_rows, int num_cols, const size_t* trees, size_t num_trees,
-                     int* leaves) const;
-
-  // The leaf one row reaches in one tree.
-  int LeafOf(size_t tree, const double* row) const;
+  void LeavesOfTrees(const double* block, int num_rows, const size_t* trees, size_t num_trees, int* leaves) const;
 
  private:
   struct Node {
@@ -42,7 +38,7 @@ class NodeWalker {
   int Child(const Node& node, double value) const;
   // LeavesOf over num_trees trees, the i-th being tree_at(i).
   template <typename TreeAt>
-  void Walk(const double* rows, int num_rows, int num_cols, size_t num_trees, TreeAt tree_at, int* leaves) const;
+  void Walk(const double* block, int num_rows, size_t num_trees, TreeAt tree_at, int* leaves) const;
 
   std::vector<Node> nodes_;           // every tree's nodes, tree after tree
   std::vector<size_t> first_node_;    // per tree: where its nodes start

@@ -155,19 +155,16 @@ void QuickScorer::ResetSets(uint64_t* scratch) const {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void QuickScorer::ApplyFeatures(const double* rows, int num_rows, int num_cols, const int* features,
-                                size_t num_features, uint64_t* scratch) const {
+void QuickScorer::ApplyFeatures(const double* block, const int* features, size_t num_features,
+                                uint64_t* scratch) const {
   // sets[tree][r]: the leaves row r can still reach in that tree.
   TreeSets* sets = reinterpret_cast<TreeSets*>(scratch);
   const double nan = std::nan("");
   for (size_t i = 0; i < num_features; ++i) {
     const int f = features[i];
     const FeatureNodes& nodes = features_[static_cast<size_t>(f)];
-    Lanes x[2] = {};
-    for (int r = 0; r < kBlock; ++r) {
-      // Lanes past the block's rows read as NaN and their results are never used.
-      x[r / kHalf][r % kHalf] = r < num_rows ? rows[static_cast<size_t>(r) * num_cols + f] : nan;
-    }
+    Lanes x[2];
+    std::memcpy(x, block + static_cast<size_t>(f) * kBlock, sizeof x);  // the feature's lanes, side by side
     const Sets is_nan[2] = {reinterpret_cast<Sets>(x[0] != x[0]), reinterpret_cast<Sets>(x[1] != x[1])};
     const Sets is_zero[2] = {reinterpret_cast<Sets>(x[0] == 0.0), reinterpret_cast<Sets>(x[1] == 0.0)};
     bool any_nan = false, any_zero = false;  // most blocks have neither, and skip both lists

@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "block.h"
 #include "forest.h"
 
 namespace treescore {
@@ -30,31 +31,27 @@ class QuickScorer {
   // block's rows at once, in loops the compiler vectorises for AVX2 or AVX-512 where the CPU has
   // them (chosen at run time) and runs scalar elsewhere, with the same bits either way: the work
   // is comparisons and bitwise ANDs, and the leaf values are summed per row afterwards.
-  static constexpr int kBlock = 8;
+  static constexpr int kBlock = kBlockRows;
 
   // Scratch space for EvaluateBlock, one per thread: the leaf sets of every tree, kBlock rows each.
   std::vector<uint64_t> NewScratch() const { return std::vector<uint64_t>(all_leaves_.size() * kBlock); }
 
-  // Evaluates every tree for `num_rows` (at most kBlock) consecutive rows of `num_cols` doubles,
-  // already read as LightGBM reads them, leaving each tree's leaf sets in `scratch`.
-  void EvaluateBlock(const double* rows, int num_rows, int num_cols, std::vector<uint64_t>* scratch) const {
+  // Evaluates every tree for a block (block.h), leaving each tree's leaf sets in `scratch`; the
+  // block's lanes past its rows must hold values (any), whose sets are never read.
+  void EvaluateBlock(const double* block, std::vector<uint64_t>* scratch) const {
     ResetSets(scratch->data());
-    ApplyFeatures(rows, num_rows, num_cols, split_features_.data(), split_features_.size(), scratch->data());
+    ApplyFeatures(block, split_features_.data(), split_features_.size(), scratch->data());
   }
 
   // The two steps of EvaluateBlock, for callers that apply the features in groups (a grid
   // applies the features that do not vary once per row, the others once per point): every
   // tree's set back to all of its leaves, then the nodes on `features` (each at most once).
   void ResetSets(uint64_t* sets) const;
-  void ApplyFeatures(const double* rows, int num_rows, int num_cols, const int* features, size_t num_features,
-                     uint64_t* sets) const;
+  void ApplyFeatures(const double* block, const int* features, size_t num_features, uint64_t* sets) const;
   // Copies one tree's leaf sets (its kBlock words) from one scratch to another.
   static void CopyTreeSets(const uint64_t* from, size_t tree, uint64_t* to) {
     for (int r = 0; r < kBlock; ++r) to[tree * kBlock + static_cast<size_t>(r)] = from[tree * kBlock + static_cast<size_t>(r)];
   }
-  // The features some node splits on, ascending.
-  const std::vector<int>& split_features() const { return split_features_; }
-
   // After EvaluateBlock: the left-to-right position of the leaf row r reaches in `tree`, the
   // lowest leaf left in its set, and that leaf's LightGBM index and value.
   static int ExitPosition(const uint64_t* sets, size_t tree, int r) {

@@ -4,7 +4,7 @@ import java.io.File
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 
-import treescore.model.{Engine, IterationRange, NativeModel, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.model.{Engine, FeatureColumns, IterationRange, NativeModel, OffHeapDoubles, PredictKind, TreeModel}
 
 /**
  * Child-process half of ModelFuzzSuite: loads every model file in a folder into both engines,
@@ -35,7 +35,8 @@ object FuzzLoader {
       try {
         val rng = new scala.util.Random(file.getName.hashCode)
         (0 until 64 * native.numFeatures).foreach(i => rows.put(i, if (i % 7 == 0) Double.NaN else rng.nextGaussian() * 3))
-        native.predict(rows, 64, PredictKind.Prediction, 1, out)
+        val columns = FeatureColumns.rowMajor(rows, 64, native.numFeatures)
+        try native.predict(columns, PredictKind.Prediction, 1, out) finally columns.close()
         loaded += 1
       } finally { rows.close(); out.close(); native.close() }
     } catch {

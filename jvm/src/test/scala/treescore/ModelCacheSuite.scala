@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import treescore.model.{Engine, IterationRange, ModelCache, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.model.{Engine, FeatureColumns, IterationRange, ModelCache, OffHeapDoubles, PredictKind, TreeModel}
 import treescore.nativelib.NativeMethods
 
 /** The executor cache under concurrency and a budget too small to hold its models. */
@@ -27,7 +27,8 @@ class ModelCacheSuite extends AnyFunSuite {
     val out = new OffHeapDoubles(rows.length)
     try {
       for (i <- rows.indices; j <- 0 until 6) in.put(i * 6L + j, rows(i)(j))
-      lease.model.predict(in, rows.length, PredictKind.Prediction, 1, out)
+      val columns = FeatureColumns.rowMajor(in, rows.length, 6)
+      try lease.model.predict(columns, PredictKind.Prediction, 1, out) finally columns.close()
       (0 until rows.length).map(i => java.lang.Double.doubleToRawLongBits(out.get(i)))
     } finally { in.close(); out.close(); lease.close() }
   }

@@ -6,7 +6,7 @@ import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import treescore.model.{Engine, IterationRange, ModelCache, NativeModel, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.model.{Engine, FeatureColumns, IterationRange, ModelCache, NativeModel, OffHeapDoubles, PredictKind, TreeModel}
 import treescore.nativelib.{NativeException, NativeLoader, NativeMethods}
 
 /** The JNI boundary: loading, handles, errors and concurrent use. */
@@ -22,7 +22,8 @@ class NativeSuite extends AnyFunSuite {
     val out = new OffHeapDoubles(1)
     try {
       row.indices.foreach(i => in.put(i, row(i)))
-      native.predict(in, 1, PredictKind.Prediction, 1, out)
+      val columns = FeatureColumns.rowMajor(in, 1, row.length)
+      try native.predict(columns, PredictKind.Prediction, 1, out) finally columns.close()
       out.get(0)
     } finally { in.close(); out.close() }
   }
@@ -67,7 +68,7 @@ class NativeSuite extends AnyFunSuite {
     val in = new OffHeapDoubles(6)
     val out = new OffHeapDoubles(2)
     try {
-      val e = intercept[IllegalArgumentException](native.predict(in, 2, PredictKind.Prediction, 1, out))
+      val e = intercept[IllegalArgumentException](FeatureColumns.rowMajor(in, 2, native.numFeatures))
       assert(e.getMessage == "a batch of 2 x 6 does not fit the 6 doubles passed")
     } finally { in.close(); out.close(); native.close() }
   }

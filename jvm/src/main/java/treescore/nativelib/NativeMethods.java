@@ -41,16 +41,18 @@ public final class NativeMethods {
   public static native long outputsPerRow(long handle, int kind, int startIteration, int numIterations);
 
   /**
-   * Scores numRows rows of numCols doubles stored row after row at rowsAddress (off-heap memory
-   * holding rowsCapacity doubles), writing outputsPerRow doubles per row at outAddress (off-heap,
-   * outCapacity doubles). numThreads is the LightGBM thread count for this call.
+   * Scores numRows rows of numCols features: columnsAddress is off-heap memory holding numCols
+   * addresses, each that of its column's value in row 0, rows rowStride doubles apart (see
+   * treescore.model.FeatureColumns, which checks that every column holds numRows values).
+   * Writes outputsPerRow doubles per row at outAddress (off-heap, outCapacity doubles).
+   * numThreads is the most threads this call may use.
    */
-  public static native void predictRowMajor(
+  public static native void predict(
       long handle,
-      long rowsAddress,
-      long rowsCapacity,
-      int numRows,
+      long columnsAddress,
       int numCols,
+      long rowStride,
+      int numRows,
       int kind,
       int startIteration,
       int numIterations,
@@ -70,7 +72,7 @@ public final class NativeMethods {
   /**
    * Evaluates a program over numRows rows, writing one double per row. Every gridPoints
    * consecutive rows are one base row's what-if grid (gridPoints is 1 without a grid): the
-   * inputs (off-heap doubles, row-major) hold the numRows / gridPoints base rows, and the
+   * inputs (numCols columns, addressed as for predict) hold the numRows / gridPoints base rows, and the
    * inputs listed in gridInputs take each point's own value from the grid values (off-heap,
    * numRows x gridInputs.length; 0 address when there are none). Route indices are off-heap
    * int32, numRows x route slots (0 address when there are none). monotone 1 (running max),
@@ -79,8 +81,9 @@ public final class NativeMethods {
    */
   public static native long evaluateProgram(
       long handle,
-      long inputAddress,
-      long inputCapacity,
+      long columnsAddress,
+      int numCols,
+      long rowStride,
       int numRows,
       long routeAddress,
       long routeCapacity,

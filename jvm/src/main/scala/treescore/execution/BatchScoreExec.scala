@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet}
 import org.apache.spark.sql.execution.{ColumnarToRowTransition, ExplainUtils, SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.vectorized.ColumnarBatch
 
 import treescore.TreescoreConf
 import treescore.expressions.BatchableScore
@@ -31,10 +32,13 @@ trait BatchScoreNode extends UnaryExecNode {
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "rows scored"),
     "numBatches" -> SQLMetrics.createMetric(sparkContext, "batches"),
+    "inputTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "input time (the child's rows or batches)"),
+    "featureWriteTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "feature write time"),
     "nativeTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "native scoring time"),
     "modelLoadTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "model load time"),
     "escalatedRows" -> SQLMetrics.createMetric(sparkContext, "rows escalated by cascades"),
     "featureValuesWritten" -> SQLMetrics.createMetric(sparkContext, "feature values written for models"),
+    "featureValuesInPlace" -> SQLMetrics.createMetric(sparkContext, "feature values models read in place"),
     TaskScorers.rowsMetric(Engine.Treescore) -> SQLMetrics.createMetric(sparkContext, "rows scored by treescore's engine"),
     TaskScorers.rowsMetric(Engine.LightGbm) -> SQLMetrics.createMetric(sparkContext, "rows scored by LightGBM"))
 
@@ -44,8 +48,8 @@ trait BatchScoreNode extends UnaryExecNode {
     scores.flatMap(_.models).distinct.foreach(_.shipIfLarge(sparkContext, broadcastThreshold))
     // batch.rows bounds the scores per batch, so a grid's batch has fewer rows and the same memory.
     val batchRows = math.max(1, TreescoreConf.BatchRows.from(conf) / scores.map(_.pointsPerRow).max)
-    BatchScoring(scores, engines, child.output, output, resultAttrs, batchRows, TreescoreConf.NativeThreads.from(conf),
-      metrics)
+    BatchScoring(scores, engines, child.output, passThrough, resultAttrs, batchRows,
+      TreescoreConf.NativeThreads.from(conf), metrics)
   }
 
   /** How the input arrives, as the plan shows it after the result columns: "" for rows. */
@@ -80,10 +84,7 @@ case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], pas
 
   override protected def doExecute(): RDD[InternalRow] = {
     val plan = scoring()
-    child.execute().mapPartitions({ rows =>
-      // The child reuses one row buffer, so each row is copied before it is held in a batch.
-      plan.scorePartition(rows.map(_.copy()).grouped(plan.batchRows).map(batch => new RowBatch(batch)))
-    }, preservesPartitioning = true)
+    child.execute().mapPartitions(rows => plan.scorePartition(plan.rowBatches(rows)), preservesPartitioning = true)
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): BatchScoreExec = copy(child = newChild)
@@ -93,23 +94,28 @@ case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], pas
  * The batched score operator over a child that produces columnar batches (the vectorized
  * Parquet and ORC readers, the in-memory columnar cache, any scan producing column vectors). Features are
  * read out of the column vectors a column at a time, and no input row is built or copied to
- * read them; the scores are joined to rows once, at the end. It stands where Spark would put
- * its ColumnarToRowExec, as a ColumnarToRowTransition, so Spark keeps the child columnar;
- * [[treescore.rules.ColumnarScoreInput]] plans it.
+ * read them. A parent that reads rows gets each row built once, with its scores; a parent that
+ * reads columns gets the child's vectors with one vector per score appended. It stands where
+ * Spark would put its ColumnarToRowExec, as a ColumnarToRowTransition, so Spark keeps the child
+ * columnar; [[treescore.rules.ColumnarScoreInput]] plans it.
  */
 case class ColumnarBatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], passThrough: Seq[Attribute],
     resultAttrs: Seq[Attribute], child: SparkPlan) extends BatchScoreNode with ColumnarToRowTransition {
   override protected def inputPath: String = ", columnar input"
 
+  override def supportsColumnar: Boolean = true
+  override def supportsRowBased: Boolean = true
+
   override protected def doExecute(): RDD[InternalRow] = {
     val plan = scoring()
-    child.executeColumnar().mapPartitions({ batches =>
-      plan.scorePartition(batches.flatMap { columns =>
-        Iterator.range(0, columns.numRows, plan.batchRows).map { first =>
-          new ColumnSlice(columns, first, math.min(plan.batchRows, columns.numRows - first))
-        }
-      })
-    }, preservesPartitioning = true)
+    child.executeColumnar().mapPartitions(batches =>
+      plan.scorePartition(plan.columnarInput(batches).flatMap(plan.columnSlices)), preservesPartitioning = true)
+  }
+
+  override protected def doExecuteColumnar(): RDD[ColumnarBatch] = {
+    val plan = scoring()
+    child.executeColumnar().mapPartitions(batches =>
+      plan.scoreColumnarPartition(plan.columnarInput(batches)), preservesPartitioning = true)
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): ColumnarBatchScoreExec = copy(child = newChild)

@@ -1,5 +1,6 @@
 package treescore.execution
 
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.execution.metric.SQLMetric
 
@@ -16,7 +17,8 @@ private[execution] final class BatchScorer(
     metrics: Map[String, SQLMetric]) extends AutoCloseable {
 
   // Calls that read the same features share one matrix; closed after the calls that read it.
-  private val matrices = new FeatureMatrices(inputSchema, batchRows, metrics.get("featureValuesWritten"))
+  private val matrices = new FeatureMatrices(inputSchema, batchRows, metrics.get("featureValuesWritten"),
+    metrics.get("featureValuesInPlace"))
 
   private val calls: IndexedSeq[TaskScorer] = {
     val opened = IndexedSeq.newBuilder[TaskScorer]
@@ -38,8 +40,11 @@ private[execution] final class BatchScorer(
     metrics("numBatches") += 1
   }
 
-  /** Score call k's result for row i of the last batch. */
-  def result(k: Int, i: Int): Any = calls(k).result(i)
+  /** Row i's results from the last batch, call k's as field k of `into`. */
+  def results(i: Int, into: InternalRow): Unit = {
+    var k = 0
+    while (k < calls.length) { calls(k).writeResult(i, into, k); k += 1 }
+  }
 
   override def close(): Unit = try calls.foreach(_.close()) finally matrices.close()
 }

@@ -6,46 +6,68 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Exp
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.ScoreExpression
-import treescore.model.OffHeapDoubles
+import treescore.model.{FeatureColumns, OffHeapDoubles}
 
 /**
- * A batch's features as one row-major off-heap matrix, read by every model call of a task
- * that reads the same feature columns in the same order: three models over the same 200
- * columns share one matrix, written once per batch, instead of three copies.
+ * A batch's features as the engines read them ([[FeatureColumns]]), shared by every model call
+ * of a task that reads the same feature columns in the same order: three models over the same
+ * 200 columns read one matrix, written once per batch, instead of three copies. Rows are written
+ * row after row into the off-heap matrix; a columnar slice is written column by column, and a
+ * column whose values already sit in native memory is read in place, not copied.
  */
 private[treescore] final class FeatureMatrix(writer: FeatureWriter, val numFeatures: Int, batchRows: Int,
-    valuesWritten: Option[SQLMetric]) extends AutoCloseable {
-  val values = new OffHeapDoubles(batchRows.toLong * numFeatures)
+    valuesWritten: Option[SQLMetric], valuesInPlace: Option[SQLMetric]) extends AutoCloseable {
+  private val owned = new Owned
+  val values: OffHeapDoubles = owned(new OffHeapDoubles(batchRows.toLong * numFeatures))
+  val columns: FeatureColumns = try owned(new FeatureColumns(numFeatures)) catch {
+    case e: Throwable => owned.close(); throw e
+  }
   // The batch last written. Every batch is a new InputBatch, so a batch is written only once
   // however many calls ask for it.
   private var writtenFor: InputBatch = _
+  private var readInPlace = 0
 
-  /** Writes `batch`'s features unless they are written already: column by column from a columnar batch. */
+  /** Writes `batch`'s features unless they are written already. */
   def fill(batch: InputBatch): Unit = if (!(writtenFor eq batch)) {
     writtenFor = null // a failed write leaves nothing that looks written
+    readInPlace = 0
     batch match {
-      case slice: ColumnSlice => writer.writeColumns(slice, values, numFeatures)
+      case slice: ColumnSlice =>
+        columns.setColumnMajor(values, slice.numRows)
+        writer.writeColumns(slice, this)
       case _ =>
+        columns.setRowMajor(values, batch.numRows)
         var i = 0
         val rows = batch.rows
         while (rows.hasNext) {
-          writer.write(rows.next(), values, i.toLong * numFeatures)
+          writer.write(rows.next(), values, i.toLong * numFeatures, 1)
           i += 1
         }
     }
     writtenFor = batch
-    valuesWritten.foreach(_ += batch.numRows.toLong * numFeatures)
+    valuesWritten.foreach(_ += (batch.numRows.toLong * (numFeatures - readInPlace)))
+    valuesInPlace.foreach(_ += batch.numRows.toLong * readInPlace)
   }
 
-  override def close(): Unit = values.close()
+  /** Where a columnar write puts feature `position`: its column in the matrix, an index into `values`. */
+  private[execution] def columnStart(position: Int, numRows: Int): Long = position.toLong * numRows
+
+  /** Feature `position` is read in place from `address` (numRows doubles side by side), not written. */
+  private[execution] def readFrom(position: Int, address: Long): Unit = {
+    columns.setColumn(position, address)
+    readInPlace += 1
+  }
+
+  override def close(): Unit = owned.close()
 }
 
 /**
  * One task's feature matrices for a set of score calls, one per distinct feature list; closes
- * them all. `valuesWritten` counts the feature values written, however many calls read them.
+ * them all. The metrics count the feature values written, and those read in place, however
+ * many calls read them.
  */
 private[treescore] final class FeatureMatrices(inputSchema: Seq[Attribute], batchRows: Int,
-    valuesWritten: Option[SQLMetric] = None) extends AutoCloseable {
+    valuesWritten: Option[SQLMetric] = None, valuesInPlace: Option[SQLMetric] = None) extends AutoCloseable {
   private val owned = new Owned
   private val byFeatures = mutable.HashMap.empty[(Seq[Expression], Int), FeatureMatrix]
 
@@ -54,7 +76,7 @@ private[treescore] final class FeatureMatrices(inputSchema: Seq[Attribute], batc
     val numFeatures = call.model.numFeatures
     byFeatures.getOrElseUpdate((call.children.map(_.canonicalized), numFeatures), {
       val writer = FeatureWriters(call.input, BindReferences.bindReferences(call.children, inputSchema), numFeatures)
-      owned(new FeatureMatrix(writer, numFeatures, batchRows, valuesWritten))
+      owned(new FeatureMatrix(writer, numFeatures, batchRows, valuesWritten, valuesInPlace))
     })
   }
 

@@ -11,19 +11,21 @@ import org.apache.spark.sql.types.{ArrayType, BooleanType, ByteType, DoubleType,
 import treescore.expressions.FeatureInput
 import treescore.model.OffHeapDoubles
 
-/** Writes the features of one row into row-major matrix storage at `offset`. Not thread-safe. */
+/** Writes features into off-heap matrix storage. Not thread-safe. */
 abstract class FeatureWriter {
-  def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit
+  /** Writes one row's features: the feature at position p to matrix(offset + p * stride). */
+  def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long, stride: Long): Unit
 
   /**
-   * Writes a columnar slice's rows, `rowStride` doubles apart, as `write` writes them. This
-   * default reads each row through its view; writers of plain columns read whole columns.
+   * Writes a columnar slice's features into `target`, feature-major (each feature's column its
+   * slice.numRows values side by side). This default reads each row through its view, as
+   * `write` reads rows; writers of plain columns read whole columns, or point `target` at them.
    */
-  private[execution] def writeColumns(slice: ColumnSlice, matrix: OffHeapDoubles, rowStride: Int): Unit = {
+  private[execution] def writeColumns(slice: ColumnSlice, target: FeatureMatrix): Unit = {
     var i = 0
     val rows = slice.rows
     while (rows.hasNext) {
-      write(rows.next(), matrix, i.toLong * rowStride)
+      write(rows.next(), target.values, i, slice.numRows)
       i += 1
     }
   }
@@ -44,7 +46,7 @@ object FeatureWriters {
   }
 
   /**
-   * One numeric or boolean value per arg, arg j written at `offset + positions(j)`: how
+   * One numeric or boolean value per arg, arg j written as the feature at position `positions(j)`: how
    * ProgramTaskScorer writes a subset of its inputs (those that do not vary within a grid).
    */
   def scalarColumnsAt(args: Seq[Expression], positions: Array[Int]): FeatureWriter = {
@@ -70,7 +72,7 @@ object FeatureWriters {
 
   private final class DirectColumnsWriter(ordinals: Array[Int], types: Array[Int], positions: Array[Int])
       extends FeatureWriter {
-    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long, stride: Long): Unit = {
       var j = 0
       while (j < ordinals.length) {
         val o = ordinals(j)
@@ -83,29 +85,36 @@ object FeatureWriters {
           case 5 => row.getByte(o).toDouble
           case _ => if (row.getBoolean(o)) 1.0 else 0.0
         }
-        matrix.put(offset + positions(j), value)
+        matrix.put(offset + positions(j) * stride, value)
         j += 1
       }
     }
 
-    // One feature at a time down the slice: the type is decided once per column, not per value,
-    // and a column without nulls skips the null checks.
-    override private[execution] def writeColumns(slice: ColumnSlice, matrix: OffHeapDoubles, rowStride: Int): Unit = {
+    // One feature at a time down the slice: a double column is read in place or copied in bulk
+    // (ColumnVectors); other types are converted a column at a time, the type decided once per
+    // column, not per value, and a column without nulls skips the null checks.
+    override private[execution] def writeColumns(slice: ColumnSlice, target: FeatureMatrix): Unit = {
+      val n = slice.numRows
+      val matrix = target.values
       var j = 0
       while (j < ordinals.length) {
         val column = slice.columns.column(ordinals(j))
-        val nullable = column.hasNull
-        var at = positions(j).toLong
-        var r = slice.first
-        val end = slice.first + slice.numRows
-        (types(j): @switch) match {
-          case 0 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getDouble(r)); at += rowStride; r += 1 }
-          case 1 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getFloat(r).toDouble); at += rowStride; r += 1 }
-          case 2 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getLong(r).toDouble); at += rowStride; r += 1 }
-          case 3 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getInt(r).toDouble); at += rowStride; r += 1 }
-          case 4 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getShort(r).toDouble); at += rowStride; r += 1 }
-          case 5 => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else column.getByte(r).toDouble); at += rowStride; r += 1 }
-          case _ => while (r < end) { matrix.put(at, if (nullable && column.isNullAt(r)) Double.NaN else if (column.getBoolean(r)) 1.0 else 0.0); at += rowStride; r += 1 }
+        val start = target.columnStart(positions(j), n)
+        val inPlace = if (types(j) == 0) ColumnVectors.doublesInPlace(column, slice.first) else 0L
+        if (inPlace != 0) target.readFrom(positions(j), inPlace)
+        else if (types(j) == 0) ColumnVectors.copyDoubles(column, slice.first, n, matrix, start)
+        else {
+          val nullable = column.hasNull
+          val first = slice.first
+          var r = 0
+          (types(j): @switch) match {
+            case 1 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getFloat(first + r).toDouble); r += 1 }
+            case 2 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getLong(first + r).toDouble); r += 1 }
+            case 3 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getInt(first + r).toDouble); r += 1 }
+            case 4 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getShort(first + r).toDouble); r += 1 }
+            case 5 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getByte(first + r).toDouble); r += 1 }
+            case _ => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else if (column.getBoolean(first + r)) 1.0 else 0.0); r += 1 }
+          }
         }
         j += 1
       }
@@ -114,11 +123,11 @@ object FeatureWriters {
 
   private def projectedWriter(args: Seq[Expression], positions: Array[Int]): FeatureWriter = new FeatureWriter {
     private val read = MutableProjection.create(args.map(a => if (a.dataType == DoubleType) a else Cast(a, DoubleType)))
-    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long, stride: Long): Unit = {
       val values = read(row)
       var j = 0
       while (j < positions.length) {
-        matrix.put(offset + positions(j), if (values.isNullAt(j)) Double.NaN else values.getDouble(j))
+        matrix.put(offset + positions(j) * stride, if (values.isNullAt(j)) Double.NaN else values.getDouble(j))
         j += 1
       }
     }
@@ -128,20 +137,20 @@ object FeatureWriters {
   private def vectorColumn(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
     private val read = MutableProjection.create(args)
     // VectorUDT's storage: struct<type: tinyint (0 sparse, 1 dense), size: int, indices: array<int>, values: array<double>>
-    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long, stride: Long): Unit = {
       val holder = read(row)
-      if (holder.isNullAt(0)) return fillMissing(matrix, offset, numFeatures)
+      if (holder.isNullAt(0)) return fillMissing(matrix, offset, stride, numFeatures)
       val vector = holder.getStruct(0, 4)
       val values = vector.getArray(3)
       if (vector.getByte(0) == 1) {
         if (values.numElements() != numFeatures) throw lengthError(values.numElements(), numFeatures, "vector")
         var j = 0
-        while (j < numFeatures) { matrix.put(offset + j, values.getDouble(j)); j += 1 }
+        while (j < numFeatures) { matrix.put(offset + j * stride, values.getDouble(j)); j += 1 }
       } else {
         val size = vector.getInt(1)
         if (size != numFeatures) throw lengthError(size, numFeatures, "vector")
         var j = 0
-        while (j < numFeatures) { matrix.put(offset + j, 0.0); j += 1 }
+        while (j < numFeatures) { matrix.put(offset + j * stride, 0.0); j += 1 }
         val indices = vector.getArray(2)
         var k = 0
         while (k < indices.numElements()) {
@@ -150,7 +159,7 @@ object FeatureWriters {
           if (index < 0 || index >= numFeatures) {
             throw new SparkException(s"treescore: a row's sparse feature vector has index $index, outside 0..${numFeatures - 1}")
           }
-          matrix.put(offset + index, values.getDouble(k))
+          matrix.put(offset + index * stride, values.getDouble(k))
           k += 1
         }
       }
@@ -161,24 +170,24 @@ object FeatureWriters {
   private def arrayColumn(args: Seq[Expression], numFeatures: Int): FeatureWriter = new FeatureWriter {
     private val read = MutableProjection.create(args)
     private val isFloat = args.head.dataType.asInstanceOf[ArrayType].elementType == FloatType
-    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long): Unit = {
+    def write(row: InternalRow, matrix: OffHeapDoubles, offset: Long, stride: Long): Unit = {
       val holder = read(row)
-      if (holder.isNullAt(0)) return fillMissing(matrix, offset, numFeatures)
+      if (holder.isNullAt(0)) return fillMissing(matrix, offset, stride, numFeatures)
       val values = holder.getArray(0)
       if (values.numElements() != numFeatures) throw lengthError(values.numElements(), numFeatures, "array")
       var j = 0
       while (j < numFeatures) {
         val v = if (values.isNullAt(j)) Double.NaN else if (isFloat) values.getFloat(j).toDouble else values.getDouble(j)
-        matrix.put(offset + j, v)
+        matrix.put(offset + j * stride, v)
         j += 1
       }
     }
   }
 
   /** A null vector or array: every feature is missing. */
-  private def fillMissing(matrix: OffHeapDoubles, offset: Long, numFeatures: Int): Unit = {
+  private def fillMissing(matrix: OffHeapDoubles, offset: Long, stride: Long, numFeatures: Int): Unit = {
     var j = 0
-    while (j < numFeatures) { matrix.put(offset + j, Double.NaN); j += 1 }
+    while (j < numFeatures) { matrix.put(offset + j * stride, Double.NaN); j += 1 }
   }
 
   private def lengthError(length: Int, numFeatures: Int, what: String): SparkException =

@@ -1,5 +1,6 @@
 package treescore.execution
 
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.ScoreExpression
@@ -16,14 +17,17 @@ private[treescore] final class ModelTaskScorer private (lease: ModelLease, kind:
   extends TaskScorer {
 
   override def score(batch: InputBatch): Unit = {
+    val written = System.nanoTime()
     features.fill(batch)
     val start = System.nanoTime()
-    lease.model.predict(features.values, batch.numRows, kind, nativeThreads, outputs)
+    metrics.get("featureWriteTime").foreach(_ += start - written)
+    lease.model.predict(features.columns, kind, nativeThreads, outputs)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
     metrics.get(TaskScorers.rowsMetric(lease.model.engine)).foreach(_ += batch.numRows)
   }
 
   override def result(i: Int): Any = output.value(outputs, i)
+  override def writeResult(i: Int, into: InternalRow, ordinal: Int): Unit = output.write(outputs, i, into, ordinal)
 
   override def close(): Unit = owned.close()
 }

@@ -13,44 +13,46 @@ import treescore.model.{Engine, IterationRange, ModelCache, NativeProgram, OffHe
 
 /**
  * One task's state for an ensemble, route, cascade or grid call: leases on every model inside
- * (all in the engine the plan chose), the compiled native program, and off-heap buffers for
- * inputs, grid values, route indices and outputs. A grid's points are never rows of the
+ * (all in the engine the plan chose), the compiled native program, its inputs as a feature
+ * matrix (read in place from column vectors where they can be), and off-heap buffers for grid
+ * values, route indices and outputs. A grid's points are never rows of the
  * DataFrame: each row's inputs are written once, and per point only the inputs that vary (the
  * varied ones and those derived from them), so the engine can share the rest of the work
  * between a row's points. Built by [[ProgramTaskScorer.open]], which releases whatever it
  * acquired if any step fails.
  */
 private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpression, engine: Engine,
-    encoded: EncodedProgram, program: NativeProgram, inputs: ProgramInputs, keys: MutableProjection,
-    keyTypes: Seq[DataType], buffers: ProgramBuffers, nativeThreads: Int, metrics: Map[String, SQLMetric],
-    owned: Owned) extends TaskScorer {
+    encoded: EncodedProgram, program: NativeProgram, inputs: ProgramInputs, fixedInputs: FeatureMatrix,
+    keys: MutableProjection, keyTypes: Seq[DataType], buffers: ProgramBuffers, nativeThreads: Int,
+    metrics: Map[String, SQLMetric], owned: Owned) extends TaskScorer {
 
   private val pointValues = call.grid.map(_.valuesAt).getOrElse(Array(Array.empty[Double]))
   private val gridPoints = call.pointsPerRow
-  private val numInputs = call.featureInputs.length
   private val numVarying = inputs.varying.length
   private val numSlots = encoded.routeSlots.length
 
   override def score(batch: InputBatch): Unit = {
-    var i = 0L
-    val rows = batch.rows
-    while (rows.hasNext) {
-      val row = rows.next()
-      if (numSlots > 0) writeRoutes(row, i)
-      inputs.fixed.write(row, buffers.inputs, i * numInputs)
-      if (numVarying > 0) {
+    val written = System.nanoTime()
+    fixedInputs.fill(batch)
+    if (numSlots > 0 || numVarying > 0) {
+      var i = 0L
+      val rows = batch.rows
+      while (rows.hasNext) {
+        val row = rows.next()
+        if (numSlots > 0) writeRoutes(row, i)
         var k = 0
-        while (k < gridPoints) {
+        while (k < gridPoints && numVarying > 0) {
           inputs.point.values = pointValues(k)
-          inputs.perPoint.write(row, buffers.gridValues, (i * gridPoints + k) * numVarying)
+          inputs.perPoint.write(row, buffers.gridValues, (i * gridPoints + k) * numVarying, 1)
           k += 1
         }
+        i += 1
       }
-      i += 1
     }
     val total = Math.toIntExact(batch.numRows.toLong * gridPoints)
     val start = System.nanoTime()
-    val escalated = program.evaluate(buffers.inputs, total, if (numSlots > 0) Some(buffers.routes) else None,
+    metrics.get("featureWriteTime").foreach(_ += start - written)
+    val escalated = program.evaluate(fixedInputs.columns, total, if (numSlots > 0) Some(buffers.routes) else None,
       nativeThreads, gridPoints, inputs.varying, buffers.gridValues, call.grid.map(_.monotone.code).getOrElse(0),
       call.grid.map(_.run).getOrElse(1), buffers.outputs)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
@@ -102,14 +104,15 @@ private[treescore] object ProgramTaskScorer {
     val inputs = ProgramInputs(bound.take(numInputs), point)
     val keys = MutableProjection.create(bound.drop(numInputs))
 
+    // The inputs that vary are never read from it: each point's values come from the grid values.
+    val fixedInputs = owned(new FeatureMatrix(inputs.fixed, numInputs, batchRows, None, None))
     val expandedRows = batchRows.toLong * call.pointsPerRow
     val buffers = ProgramBuffers(
-      inputs = owned(new OffHeapDoubles(batchRows.toLong * numInputs)),
       gridValues = owned(new OffHeapDoubles(expandedRows * inputs.varying.length)),
       routes = owned(new OffHeapInts(expandedRows * encoded.routeSlots.length)),
       outputs = owned(new OffHeapDoubles(expandedRows)))
-    new ProgramTaskScorer(call, engine, encoded, program, inputs, keys, bound.drop(numInputs).map(_.dataType), buffers,
-      nativeThreads, metrics, owned)
+    new ProgramTaskScorer(call, engine, encoded, program, inputs, fixedInputs, keys, bound.drop(numInputs).map(_.dataType),
+      buffers, nativeThreads, metrics, owned)
   }
 }
 
@@ -130,9 +133,9 @@ private[execution] object ProgramInputs {
   }
 }
 
-/** A program task's off-heap buffers, each owned by the task's [[Owned]]. */
-private[execution] final case class ProgramBuffers(inputs: OffHeapDoubles, gridValues: OffHeapDoubles,
-    routes: OffHeapInts, outputs: OffHeapDoubles)
+/** A program task's off-heap buffers besides its inputs, each owned by the task's [[Owned]]. */
+private[execution] final case class ProgramBuffers(gridValues: OffHeapDoubles, routes: OffHeapInts,
+    outputs: OffHeapDoubles)
 
 /** The grid point a task scorer is writing, owned by that scorer: each axis's value. */
 private[execution] final class GridPoint {

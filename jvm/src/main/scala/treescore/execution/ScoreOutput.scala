@@ -1,5 +1,6 @@
 package treescore.execution
 
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.sql.types.{ArrayType, DataType, DoubleType, IntegerType}
 
@@ -23,4 +24,9 @@ final class ScoreOutput(dataType: DataType, perRow: Int) {
   }
 
   def value(out: OffHeapDoubles, row: Int): Any = read(out, row.toLong * perRow)
+
+  /** Row `row`'s value as field `ordinal` of `into`; a double without boxing it. */
+  def write(out: OffHeapDoubles, row: Int, into: InternalRow, ordinal: Int): Unit =
+    if (dataType == DoubleType) into.setDouble(ordinal, out.get(row.toLong * perRow))
+    else into.update(ordinal, value(out, row))
 }

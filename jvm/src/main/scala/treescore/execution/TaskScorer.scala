@@ -1,5 +1,7 @@
 package treescore.execution
 
+import org.apache.spark.sql.catalyst.InternalRow
+
 /**
  * One task's scoring state for one score call: leases, buffers and native handles, sized once
  * and reused for every batch. Not thread-safe; close() frees everything, once.
@@ -9,4 +11,6 @@ trait TaskScorer extends AutoCloseable {
   def score(batch: InputBatch): Unit
   /** Row i's result from the last batch. */
   def result(i: Int): Any
+  /** Row i's result from the last batch as field `ordinal` of `into`. */
+  def writeResult(i: Int, into: InternalRow, ordinal: Int): Unit = into.update(ordinal, result(i))
 }

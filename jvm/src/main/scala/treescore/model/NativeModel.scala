@@ -19,9 +19,9 @@ final class NativeModel private (private[treescore] val handle: Long, val range:
   def outputsPerRow(kind: PredictKind): Int =
     Math.toIntExact(NativeMethods.outputsPerRow(handle, kind.code, range.startIteration, range.numIterations))
 
-  /** Scores numRows rows of numFeatures doubles held by `rows` into `out`, in one native call. */
-  def predict(rows: OffHeapDoubles, numRows: Int, kind: PredictKind, numThreads: Int, out: OffHeapDoubles): Unit =
-    NativeMethods.predictRowMajor(handle, rows.address, rows.capacity, numRows, numFeatures, kind.code,
+  /** Scores the rows of `features` (one column per model feature) into `out`, in one native call. */
+  def predict(features: FeatureColumns, kind: PredictKind, numThreads: Int, out: OffHeapDoubles): Unit =
+    NativeMethods.predict(handle, features.address, features.numColumns, features.rowStride, features.numRows, kind.code,
       range.startIteration, range.numIterations, numThreads, out.address, out.capacity)
 
   override def close(): Unit = if (closed.compareAndSet(false, true)) NativeMethods.releaseModel(handle)

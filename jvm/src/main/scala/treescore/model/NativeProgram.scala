@@ -14,19 +14,21 @@ final class NativeProgram private (handle: Long) extends AutoCloseable {
 
   /**
    * Evaluates `numRows` rows into one double per row. Every `gridPoints` consecutive rows are
-   * one base row's what-if grid (1 without a grid): `inputs` (row-major doubles) hold the
-   * numRows / gridPoints base rows, and the inputs listed in `gridInputs` take each point's
+   * one base row's what-if grid (1 without a grid): `inputs` (one column per program input)
+   * hold the numRows / gridPoints base rows, and the inputs listed in `gridInputs` take each point's
    * value from `gridValues` (numRows x gridInputs.length). Route indices are row-major int32
    * per route slot, or None when the program has no routes. A monotone curve (`monotoneCode`
    * 1 running max, -1 running min, 0 none) runs along each run of `monotoneRun` points.
    * Returns how many rows a cascade escalated.
    */
-  def evaluate(inputs: OffHeapDoubles, numRows: Int, routes: Option[OffHeapInts], numThreads: Int, gridPoints: Int,
+  def evaluate(inputs: FeatureColumns, numRows: Int, routes: Option[OffHeapInts], numThreads: Int, gridPoints: Int,
       gridInputs: Array[Int], gridValues: OffHeapDoubles, monotoneCode: Int, monotoneRun: Int,
-      out: OffHeapDoubles): Long =
-    NativeMethods.evaluateProgram(handle, inputs.address, inputs.capacity, numRows,
+      out: OffHeapDoubles): Long = {
+    require(numRows / gridPoints <= inputs.numRows, s"${numRows / gridPoints} base rows, ${inputs.numRows} in the inputs")
+    NativeMethods.evaluateProgram(handle, inputs.address, inputs.numColumns, inputs.rowStride, numRows,
       routes.map(_.address).getOrElse(0L), routes.map(_.capacity).getOrElse(0L), numThreads, gridPoints, gridInputs,
       gridValues.address, gridValues.capacity, monotoneCode, monotoneRun, out.address, out.capacity)
+  }
 
   override def close(): Unit = if (closed.compareAndSet(false, true)) NativeMethods.releaseProgram(handle)
 }

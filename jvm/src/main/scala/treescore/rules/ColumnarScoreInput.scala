@@ -1,7 +1,8 @@
 package treescore.rules
 
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.{ApplyColumnarRulesAndInsertTransitions, ColumnarRule, FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.TableCacheQueryStageExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.treescore.SessionCopies
@@ -30,18 +31,27 @@ object ColumnarScoreInput extends ColumnarRule {
       }
   }
 
-  /** The child, or a copy of it, that produces columnar batches, if it can. */
+  /**
+   * The child, or a copy of it, that produces columnar batches, if it can. Spark inserts no
+   * transitions below a ColumnarToRowTransition, so a columnar child gets its own here.
+   */
   private def columnar(child: SparkPlan): Option[SparkPlan] = child match {
-    case c if c.supportsColumnar => Some(c)
-    case cache: InMemoryTableScanExec
-        if SQLConf.get.cacheVectorizedReaderEnabled &&
-          cache.relation.cacheBuilder.serializer.supportsColumnarOutput(cache.relation.schema) =>
-      Some(cache) // its columnar output needs no generated code, only the field limit stops it
+    case c if c.supportsColumnar => Some(ApplyColumnarRulesAndInsertTransitions(Nil, outputsColumnar = true).apply(c))
+    case cache: InMemoryTableScanExec if cachedAsColumns(cache) => Some(cache)
+    case stage: TableCacheQueryStageExec if cachedAsColumns(stage.plan) => Some(stage) // the cache under adaptive execution
     case scan: FileSourceScanExec =>
       val unlimited = SessionCopies.withSettings(scan.relation.sparkSession, Map(
         SQLConf.WHOLESTAGE_MAX_NUM_FIELDS.key -> Int.MaxValue.toString,
         SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "true"))
       Some(scan.copy(relation = scan.relation.copy()(unlimited))).filter(_.supportsColumnar)
     case _ => None
+  }
+
+  /** A cache scan whose columnar output needs no generated code: only the field limit would stop it. */
+  private def cachedAsColumns(plan: SparkPlan): Boolean = plan match {
+    case cache: InMemoryTableScanExec =>
+      SQLConf.get.cacheVectorizedReaderEnabled &&
+        cache.relation.cacheBuilder.serializer.supportsColumnarOutput(cache.relation.schema)
+    case _ => false
   }
 }
