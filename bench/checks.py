@@ -42,24 +42,34 @@ def agreement(bench, workload: str, frame, matrix: np.ndarray, rows: int = 256) 
         _compare(bench, workload, frames, ["id"], expected, conf)
 
 
-def treescore_breakdown(bench, frame) -> None:
-    """One more run of treescore batched (not in the table), to read its operator's metrics."""
-    scored = treescore_scored(frame, bench.ctx)
-    before = session.stage_totals(bench.spark)
-    started = time.perf_counter()
-    metrics = session.batch_score_metrics(scored)
-    wall = time.perf_counter() - started
-    time.sleep(1.0)  # the status store hears of finished tasks asynchronously
-    after = session.stage_totals(bench.spark)
-    new = [after[s] for s in after if s not in before]
-    with session.conf(bench.spark, BATCH_OFF):
-        fallback_planned = session.plan_has_batch_score(treescore_scored(frame, bench.ctx))
-    bench.diagnostics["breakdown"] = {"metrics": metrics, "wall_seconds": wall, "cores": CORES,
-                                      "rows": bench.sizes.rows_a,
-                                      "task_run_seconds": sum(run for run, _ in new) / 1e3,
-                                      "task_cpu_seconds": sum(cpu for _, cpu in new) / 1e9}
-    bench.diagnostics["plans"] = {"batched_has_BatchScore": metrics is not None,
-                                  "fallback_has_BatchScore": fallback_planned}
+COLUMNAR_OFF = {"spark.treescore.columnar.enabled": "false"}
+
+
+def treescore_breakdown(bench, workload: str, frame, rows: int) -> None:
+    """Extra runs of treescore batched over `frame` (not in the table), to read its operator's
+    metrics and its tasks' times: once reading column vectors (the default), once with the
+    columnar input off, reading rows, as every run did before it."""
+    paths = {}
+    for path, conf in (("columns", {}), ("rows", COLUMNAR_OFF)):
+        with session.conf(bench.spark, conf):
+            scored = treescore_scored(frame, bench.ctx)
+            before = session.stage_totals(bench.spark)
+            started = time.perf_counter()
+            metrics, input_path = session.batch_score_metrics(scored)
+            wall = time.perf_counter() - started
+            time.sleep(1.0)  # the status store hears of finished tasks asynchronously
+            after = session.stage_totals(bench.spark)
+        new = [after[s] for s in after if s not in before]
+        paths[path] = {"metrics": metrics, "input_path": input_path, "wall_seconds": wall,
+                       "task_run_seconds": sum(run for run, _ in new) / 1e3,
+                       "task_cpu_seconds": sum(cpu for _, cpu in new) / 1e9}
+    bench.diagnostics[f"breakdown_{workload}"] = {"paths": paths, "cores": CORES, "rows": rows,
+                                                   "calls": len(bench.ctx.treescore_models)}
+    if workload == "A":
+        with session.conf(bench.spark, BATCH_OFF):
+            fallback_planned = session.plan_has_batch_score(treescore_scored(frame, bench.ctx))
+        bench.diagnostics["plans"] = {"batched_has_BatchScore": paths["columns"]["metrics"] is not None,
+                                      "fallback_has_BatchScore": fallback_planned}
 
 
 def grid_agreement(bench, frame, matrix: np.ndarray, levels, rows: int = 16) -> None:

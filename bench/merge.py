@@ -10,7 +10,7 @@ from typing import Dict, List, Tuple
 from bench.timing import Result
 
 # Which section measured each diagnostic: a part that reruns a section replaces them.
-DIAGNOSTIC_SECTION = {"breakdown": "A", "plans": "A", "limit_one_thread_rows_per_second": "A",
+DIAGNOSTIC_SECTION = {"breakdown_A": "A", "breakdown_B": "B", "plans": "A", "limit_one_thread_rows_per_second": "A",
                       "limit_rows_per_second": "A", "engine_identical": "engines", "engine_layouts": "engines"}
 
 

@@ -125,36 +125,49 @@ def grid_cost_table(results: List[Result]) -> List[str]:
     return lines
 
 
+WORKLOAD_INPUT = {"A": "workload A's {rows:,} cached rows (the in-memory columnar cache, noop output)",
+                  "B": "workload B's {rows:,} Parquet rows (the scan and scoring; the Parquet write of B's timed runs is "
+                       "not part of this plan)"}
+
+
 def breakdown(results: List[Result], diagnostics: Dict) -> List[str]:
-    info = diagnostics.get("breakdown")
-    if not info or not info.get("metrics"):
-        return ["No BatchScore metrics were read (the run failed or the rule did not fire)."]
-    m, rows = info["metrics"], info["rows"]
-    run, cpu = info.get("task_run_seconds", 0.0), info.get("task_cpu_seconds", 0.0)
-    native, load = m["nativeTime"] / 1e9, m["modelLoadTime"] / 1e9
-    share = (lambda x: f" ({x / run:.0%} of task time)") if run else (lambda x: "")  # noqa: E731
-    lines = [
-        f"One extra run of treescore batched over workload A's {rows:,} cached rows, executing the query's own "
-        "plan (`queryExecution().toRdd().count()`), then reading the BatchScore node's SQL metrics and the "
-        "stage's task times from Spark's status store:",
-        "",
-        "| | value |", "|---|---:|",
-        f"| wall time | {info['wall_seconds']:.2f} s |",
-        f"| task run time, summed over tasks | {run:.2f} s |",
-        f"| task CPU time, summed over tasks (JVM threads, native calls included) | {cpu:.2f} s |",
-        f"| rows scored / batches (3 native calls per batch) | {m['numOutputRows']:,} / {m['numBatches']:,} |",
-        f"| native scoring time (the engines, summed over tasks) | {native:.2f} s{share(native)} |",
-        f"| model load time | {load:.3f} s |",
-        f"| everything else: cache scan, row copies, feature writes, projection, waiting for a CPU | "
-        f"{run - native - load:.2f} s{share(run - native - load)} |",
-    ]
+    """Where treescore batched's task time goes in A and B, for each input path, split into the
+    input (scan), feature writes, the engine and output, from the BatchScore node's metrics."""
+    lines = []
+    for workload in ("A", "B"):
+        info = diagnostics.get(f"breakdown_{workload}")
+        if not info or not all(p.get("metrics") for p in info["paths"].values()):
+            lines += [f"No BatchScore metrics were read for {workload} (the run failed or the rule did not fire).", ""]
+            continue
+        rows, calls = info["rows"], info["calls"]
+        lines += [f"Extra runs of treescore batched over {WORKLOAD_INPUT[workload].format(rows=rows)}, executing the "
+                  "query's own plan (`queryExecution().toRdd().count()`) once reading column vectors and once with "
+                  "`spark.treescore.columnar.enabled=false`, reading rows; then the BatchScore node's SQL metrics and "
+                  "the stages' task times from Spark's status store. Seconds are summed over tasks.", "",
+                  "| input read as | task run time | input (scan, and the row copies on rows) | feature writes | "
+                  "the engines | output and the rest | outside the engines, us per row | per row and score call | "
+                  "feature values copied / read in place |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        outside = {}
+        for path, p in info["paths"].items():
+            m, run = p["metrics"], p["task_run_seconds"]
+            scan, features, native = m["inputTime"] / 1e9, m["featureWriteTime"] / 1e9, m["nativeTime"] / 1e9
+            rest = run - scan - features - native - m["modelLoadTime"] / 1e9
+            outside[path] = (run - native) / rows * 1e6
+            lines.append(f"| {p['input_path']} | {run:.2f} s | {scan:.2f} s | {features:.2f} s | {native:.2f} s | "
+                         f"{rest:.2f} s | {outside[path]:.2f} | {outside[path] / calls:.2f} | "
+                         f"{m['featureValuesWritten']:,} / {m['featureValuesInPlace']:,} |")
+        if "columns" in outside and "rows" in outside:
+            lines += ["", f"Outside the engines, reading column vectors costs {outside['columns'] / outside['rows']:.2f}x "
+                          "what reading rows costs in the same run."]
+        lines.append("")
     one, two = diagnostics.get("limit_one_thread_rows_per_second"), diagnostics.get("limit_rows_per_second")
-    if one:
-        lines.append(f"| LightGBM's own predict of the same rows on 1 thread (what native time was on LightGBM's engine) | "
-                     f"{rows / one:.2f} s |")
+    rows_a = (diagnostics.get("breakdown_A") or {}).get("rows")
+    if one and rows_a:
+        lines.append(f"LightGBM's own predict of A's rows on 1 thread takes {rows_a / one:.2f} s (what the engine time "
+                     "was when every call ran on LightGBM's engine).")
     if one and two:
-        lines.append(f"| LightGBM predict rows/s, 1 thread vs {CORES} threads | {one:,.0f} vs {two:,.0f} "
-                     f"({two / one:.2f}x) |")
+        lines.append(f"LightGBM predict rows/s, 1 thread vs {CORES} threads: {one:,.0f} vs {two:,.0f} ({two / one:.2f}x).")
     plans = diagnostics.get("plans", {})
     lines += ["", f"Plans: batched has a BatchScore node: {plans.get('batched_has_BatchScore')}; "
                   f"rule off has one: {plans.get('fallback_has_BatchScore')}."]

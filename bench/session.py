@@ -79,21 +79,26 @@ def _plan_nodes(plan):
         stack.extend(children.apply(i) for i in range(children.size()))
 
 
-def batch_score_metrics(frame) -> Optional[Dict[str, int]]:
-    """Runs the frame's own physical plan once and returns its BatchScore node's SQL metrics.
+BATCH_SCORE_METRICS = ("numOutputRows", "numBatches", "inputTime", "featureWriteTime", "nativeTime", "modelLoadTime",
+                       "featureValuesWritten", "featureValuesInPlace")
+
+
+def batch_score_metrics(frame) -> Tuple[Optional[Dict[str, int]], str]:
+    """Runs the frame's own physical plan once; returns its BatchScore node's SQL metrics and
+    which input it read ("column vectors" or "rows").
 
     A DataFrameWriter plans a new query, so the timed noop writes leave this frame's plan
     untouched; executing queryExecution().toRdd() runs exactly this plan and fills its metrics.
-    Returns None if the plan has no BatchScore node (the rule did not fire).
+    Returns (None, "") if the plan has no BatchScore node (the rule did not fire).
     """
     execution = frame._jdf.queryExecution()
     execution.toRdd().count()
     for node in _plan_nodes(execution.executedPlan()):
         if node.nodeName() == "BatchScore":
             metrics = node.metrics()
-            return {name: int(metrics.apply(name).value())
-                    for name in ("numOutputRows", "numBatches", "nativeTime", "modelLoadTime")}
-    return None
+            path = "column vectors" if "columnar input" in node.simpleString(100) else "rows"
+            return {name: int(metrics.apply(name).value()) for name in BATCH_SCORE_METRICS}, path
+    return None, ""
 
 
 def stage_totals(spark) -> Dict[int, Tuple[int, int]]:

@@ -122,7 +122,7 @@ def workload_a(bench: Bench) -> None:
     if limit.ok:
         bench.diagnostics["limit_rows_per_second"] = limit.rows_per_second
     checks.agreement(bench, "A", frame, matrix)
-    checks.treescore_breakdown(bench, frame)
+    checks.treescore_breakdown(bench, "A", frame, sizes.rows_a)
     matrix = small = None  # frees the matrix (the lambdas above hold these cells, not the arrays)
     sample.unpersist()
     frame.unpersist()
@@ -146,6 +146,7 @@ def workload_b(bench: Bench) -> None:
         warm_rows = rows if method.sampled else min(rows, sizes.warm_rows)
         bench.spark_result("B", method.key, rows, lambda: job(rows), warm_up=lambda: job(warm_rows),
                            conf=method.conf, note=note)
+    checks.treescore_breakdown(bench, "B", bench.read(sizes.rows_b), sizes.rows_b)
     # The limit has no I/O: B's floor is LightGBM's predict of B's rows, in memory.
     matrix = bench.matrix(sizes.rows_b)
     small = matrix[: max(1, sizes.warm_rows)]
