@@ -311,7 +311,7 @@ def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, par
     out += ["", "Model loading per method:", ""]
     out += [f"- {NAMES[k]}: {v}" for k, v in MODEL_LOADING.items()]
     out += ["", "## Results", "", *[f"- {t}" for t in WORKLOAD_TITLES.values()], "", *main_table(results),
-            "", "## Targets", "", *targets(results), "", "## Where treescore's time goes (A)", "",
+            "", "## Targets", "", *targets(results), "", "## Where treescore's time goes (A and B)", "",
             *breakdown(results, diagnostics), "", "## What a grid costs (C)", "",
             "treescore's engine shares the work on the inputs that do not vary between a row's grid points; "
             "the grids vary the discount feature over the cached rows of C, and each array is written "
