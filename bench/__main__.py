@@ -10,13 +10,14 @@ import time
 from dataclasses import asdict
 from typing import List
 
-from bench import data, engines, machine, merge, models, plots, report, session, sweeps, workloads
+from bench import data, engines, machine, merge, models, plots, report, session, shapes, sweeps, workloads
 from bench.config import MODES
 from bench.timing import Result
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SECTIONS = {"A": workloads.workload_a, "B": workloads.workload_b, "C": workloads.workload_c,
-            "batch": sweeps.batch_size, "scaling": sweeps.scaling, "engines": engines.native_engines}
+            "batch": sweeps.batch_size, "scaling": sweeps.scaling, "engines": engines.native_engines,
+            "shapes": shapes.model_shapes}
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -26,6 +26,7 @@ class Sizes:
     partition_rows: int  # rows per partition of the cached DataFrames (A, C), about
     runs: int  # timed runs per measurement (the median is reported), after one warm-up run
     driver_memory: str
+    rows_shapes: int = 0  # workload A's rows for the other model shapes (bench/shapes.py)
     warm_rows: int = 0  # rows of the untimed warm-up run before each method's timed runs (0: none)
     jvm_warm_seconds: float = 0  # before anything is measured, score for this long so the JIT settles
     java_options: str = ""  # extra driver JVM options
@@ -34,24 +35,25 @@ class Sizes:
         """Rows of data the given sections read (the JVM warm-up always reads warm_rows of A's):
         a run of some sections does not pay for generating the 4M rows only scaling needs."""
         per_section = {"A": self.rows_a, "B": self.rows_b, "C": self.rows_c, "batch": self.sweep_rows,
-                       "scaling": max(self.scaling_rows), "engines": 0}
+                       "scaling": max(self.scaling_rows), "engines": 0, "shapes": self.rows_shapes}
         return max([max(1, min(self.warm_rows, self.rows_a))] + [per_section[s] for s in sections])
 
 
+# Sized so that the whole suite takes at most 90 minutes on the 2-core machine of the published
+# run (bench/README.md has the minutes per section): the Python methods, at 15 to 30 thousand rows
+# per second, set the pace; treescore's rows are the same rows.
 FULL = Sizes("full", features=200, trees=300, leaves=31, train_rows=50_000,
-             rows_a=2_000_000, rows_b=2_000_000, rows_c=200_000, udf_rows_a=20_000, udf_rows_c=2_000,
-             sweep_rows=2_000_000, batch_sizes=(1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576),
-             scaling_rows=(250_000, 1_000_000, 4_000_000), chunk_rows=62_500, partition_rows=62_500,
-             runs=3, driver_memory="12g", warm_rows=100_000,
-             jvm_warm_seconds=60)
+             rows_a=500_000, rows_b=500_000, rows_c=50_000, udf_rows_a=10_000, udf_rows_c=1_000,
+             sweep_rows=500_000, batch_sizes=(1_024, 4_096, 16_384, 65_536, 262_144),
+             scaling_rows=(125_000, 500_000, 1_000_000), chunk_rows=62_500, partition_rows=62_500,
+             runs=3, driver_memory="12g", warm_rows=50_000, jvm_warm_seconds=60, rows_shapes=200_000)
 
 # Same model as the full run; rows shrunk until the whole run takes minutes, not hours.
 QUICK = Sizes("quick", features=200, trees=300, leaves=31, train_rows=50_000,
               rows_a=8_000, rows_b=8_000, rows_c=200, udf_rows_a=400, udf_rows_c=40,
               sweep_rows=8_000, batch_sizes=(512, 2_048, 8_192),
               scaling_rows=(2_000, 4_000, 8_000), chunk_rows=1_000, partition_rows=4_000,
-              runs=3, driver_memory="4g", warm_rows=8_000,
-              jvm_warm_seconds=40)
+              runs=3, driver_memory="4g", warm_rows=4_000, jvm_warm_seconds=20, rows_shapes=4_000)
 
 # Tiny everything, no warm-up and a single timed run: checks that the suite runs end to end
 # (tests/test_bench_smoke.py); its numbers mean nothing.
@@ -59,6 +61,6 @@ SMOKE = Sizes("smoke", features=20, trees=10, leaves=31, train_rows=5_000,
               rows_a=1_000, rows_b=1_000, rows_c=100, udf_rows_a=100, udf_rows_c=20,
               sweep_rows=1_000, batch_sizes=(256, 1_024), scaling_rows=(500, 1_000),
               chunk_rows=250, partition_rows=500, runs=1, driver_memory="1g", warm_rows=0,
-              java_options="-XX:TieredStopAtLevel=1")  # C1 only: a short run gains nothing from C2
+              java_options="-XX:TieredStopAtLevel=1", rows_shapes=500)  # C1 only: a short run gains nothing from C2
 
 MODES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}

@@ -27,9 +27,9 @@ class Shape:
     name: str
     trees: int
     leaves: int
-    features: int
+    features: int  # the first `features` columns of bench.data's table
     classes: int = 1
-    categorical: int = 0  # leading columns that hold integer category codes (0..299)
+    categorical: bool = False  # trained with the table's category columns as categorical features
 
 
 SHAPES = [
@@ -37,36 +37,37 @@ SHAPES = [
     Shape("1,000 trees x 15 leaves", 1000, 15, 200),
     Shape("100 trees x 255 leaves", 100, 255, 200),
     Shape("10 classes, 50 iterations x 31 leaves", 50, 31, 100, classes=10),
-    Shape("categorical: 200 trees x 31 leaves, 5 of 50 features categorical", 200, 31, 50, categorical=5),
+    Shape("categorical: 200 trees x 31 leaves, 8 of 50 features categorical (4 to 1,200 codes)", 200, 31, 50,
+          categorical=True),
 ]
 
 
 def _rows(shape: Shape, count: int, seed: int) -> np.ndarray:
-    x = data.features(count, shape.features, seed)
-    if shape.categorical:
-        rng = np.random.default_rng(seed + 1)
-        x[:, :shape.categorical] = rng.integers(0, 300, size=(count, shape.categorical))
-    return x
+    return data.features(count, shape.features, seed)
 
 
-def _train(shape: Shape, sizes: Sizes, log) -> str:
+def train(shape: Shape, sizes: Sizes, log) -> str:
+    """The shape's model text, trained on bench.data's table (its first shape.features columns,
+    named as the table names them) and cached."""
     import lightgbm as lgb
 
     trees = max(2, shape.trees // 10) if sizes.mode == "smoke" else shape.trees
-    key = f"engine-{shape.trees}t-{shape.leaves}l-{shape.features}f-{shape.classes}c-{shape.categorical}cat-{trees}-v1"
+    key = f"engine-{shape.trees}t-{shape.leaves}l-{shape.features}f-{shape.classes}c-{int(shape.categorical)}cat-{trees}-v2"
     path = os.path.join(CACHE_DIR, key + ".txt")
     if not os.path.isfile(path):
         log(f"training {shape.name} ({trees} iterations; cached afterwards in {path})")
         x = _rows(shape, 20_000, seed=31)
         y = data.target(x, seed=32)
+        categories = data.category_columns(shape.features) if shape.categorical else []
         if shape.categorical:
-            y = y + (x[:, 0] % 7)
+            y = y + (np.nan_to_num(x[:, categories[-1]]) % 7)
         params = {"objective": "regression", "num_leaves": shape.leaves, "min_data_in_leaf": 5, "max_bin": 63,
                   "learning_rate": 0.1, "num_threads": CORES, "verbose": -1, "seed": 3}
         if shape.classes > 1:
             y = np.digitize(y, np.quantile(y, np.linspace(0, 1, shape.classes + 1)[1:-1]))
             params.update(objective="multiclass", num_class=shape.classes)
-        dataset = lgb.Dataset(x, y, categorical_feature=list(range(shape.categorical)) or "auto")
+        dataset = lgb.Dataset(x, y, feature_name=data.feature_names(shape.features),
+                              categorical_feature=categories or "auto")
         os.makedirs(CACHE_DIR, exist_ok=True)
         lgb.train(params, dataset, trees).save_model(path + ".tmp")
         os.replace(path + ".tmp", path)
@@ -114,7 +115,7 @@ def native_engines(bench) -> None:
     identical: Dict[str, Dict[str, float]] = bench.diagnostics.setdefault("engine_identical", {})
     layouts: Dict[str, str] = bench.diagnostics.setdefault("engine_layouts", {})
     for shape in SHAPES:
-        text = _train(shape, sizes, bench.log)
+        text = train(shape, sizes, bench.log)
         matrix = _rows(shape, rows, seed=41)
         booster = lgb.Booster(model_str=text)
         engine = _native.ExactScorer(text)

@@ -112,10 +112,11 @@ def map_in_pandas(frame, ctx: Context, keep: Sequence[str] = ("id",)):
         model = pyworker.load_ensemble(payload)  # once per partition
         for batch in batches:
             out = batch[keep].copy()
-            out["prediction"] = model.predict(batch[names].to_numpy(dtype=np.float64))
+            prediction = model.predict(batch[names].to_numpy(dtype=np.float64))
+            out["prediction"] = list(prediction) if prediction.ndim > 1 else prediction  # one array per row
             yield out
 
-    return frame.mapInPandas(score_partition, _schema(frame, keep))
+    return frame.mapInPandas(score_partition, _schema(frame, keep, ctx.ensemble.classes))
 
 
 def map_in_arrow(frame, ctx: Context, keep: Sequence[str] = ("id",)):
@@ -126,18 +127,25 @@ def map_in_arrow(frame, ctx: Context, keep: Sequence[str] = ("id",)):
 
         model = pyworker.load_ensemble(payload)  # once per partition
         for batch in batches:
-            prediction = pa.array(model.predict(pyworker.arrow_matrix(batch, names)))
+            predicted = model.predict(pyworker.arrow_matrix(batch, names))
+            if predicted.ndim > 1:  # one array per row, as Spark's array<double> arrives in Arrow
+                offsets = pa.array(np.arange(0, predicted.size + 1, predicted.shape[1], dtype=np.int32))
+                prediction = pa.ListArray.from_arrays(offsets, pa.array(predicted.reshape(-1)))
+            else:
+                prediction = pa.array(predicted)
             yield pa.RecordBatch.from_arrays([batch.column(k) for k in keep] + [prediction],
                                              names=keep + ["prediction"])
 
-    return frame.mapInArrow(score_partition, _schema(frame, keep))
+    return frame.mapInArrow(score_partition, _schema(frame, keep, ctx.ensemble.classes))
 
 
 def treescore_expression(ctx: Context):
-    """0.5*score(m1) + 0.3*score(m2) + 0.2*score(m3): one BatchScore operator scores all three."""
+    """0.5*score(m1) + 0.3*score(m2) + 0.2*score(m3): one BatchScore operator scores all three.
+    A single model of weight 1 is score(m) itself (for a multiclass model, its array)."""
     from treescore import score
 
-    terms = [weight * score(model) for weight, model in zip(ctx.ensemble.weights, ctx.treescore_models)]
+    terms = [score(model) if weight == 1.0 else weight * score(model)
+             for weight, model in zip(ctx.ensemble.weights, ctx.treescore_models)]
     return functools.reduce(lambda total, term: total + term, terms)
 
 
@@ -145,9 +153,10 @@ def treescore_scored(frame, ctx: Context, keep: Sequence[str] = ("id",)):
     return frame.select(*keep, treescore_expression(ctx).alias("prediction"))
 
 
-def _schema(frame, keep) -> str:
+def _schema(frame, keep, classes: int = 1) -> str:
     types = dict(frame.dtypes)
-    return ", ".join(f"{k} {types[k]}" for k in keep) + ", prediction double"
+    return ", ".join(f"{k} {types[k]}" for k in keep) + (", prediction double" if classes == 1 else
+                                                            ", prediction array<double>")
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,11 @@ class Ensemble:
             total = part if total is None else total + part
         return total
 
+    @property
+    def classes(self) -> int:
+        """Outputs per row: 1, or the class count of a multiclass model."""
+        return int(next(line.split("=")[1] for line in self.texts[0].splitlines() if line.startswith("num_class=")))
+
     def mean_leaves(self) -> float:
         counts = [int(line.split("=")[1]) for text in self.texts for line in text.splitlines()
                   if line.startswith("num_leaves=")]
@@ -50,7 +55,7 @@ def _params(sizes: Sizes, seed: int) -> dict:
 
 
 def _key(sizes: Sizes) -> str:
-    return f"f{sizes.features}-t{sizes.trees}-l{sizes.leaves}-n{sizes.train_rows}-v1"
+    return f"f{sizes.features}-t{sizes.trees}-l{sizes.leaves}-n{sizes.train_rows}-v2"  # v2: bench.data's table
 
 
 def load_or_train(sizes: Sizes, log=print) -> Ensemble:
@@ -75,7 +80,14 @@ def load_or_train(sizes: Sizes, log=print) -> Ensemble:
     for path in paths:
         with open(path) as f:
             texts.append(f.read())
+    return of_texts(texts, WEIGHTS, names)
+
+
+def of_texts(texts, weights, names: List[str]) -> Ensemble:
+    """An Ensemble of these model texts (one, with weight 1, for a single model)."""
+    import lightgbm as lgb
+
     from treescore import _native
 
     boosters = [lgb.Booster(model_str=t) for t in texts]
-    return Ensemble(tuple(texts), WEIGHTS, names, boosters, [_native.ExactScorer(t) for t in texts])
+    return Ensemble(tuple(texts), tuple(weights), names, boosters, [_native.ExactScorer(t) for t in texts])

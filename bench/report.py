@@ -99,6 +99,13 @@ def targets(results: List[Result]) -> List[str]:
     speed("treescore batched >= 3x the limit (LightGBM's predict in memory)", limit, 3.0)
     speed("treescore batched >= 4x mapInPandas", mip, 4.0)
     speed("treescore batched >= 1.5x mapInArrow", mia, 1.5)
+    ts_b, mia_b = _find(results, "B", "treescore_batched"), _find(results, "B", "map_in_arrow")
+    if ts_b and mia_b and ts_b.ok and mia_b.ok:
+        actual = ts_b.rows_per_second / mia_b.rows_per_second
+        lines.append(f"| workload B: treescore batched >= 5x mapInArrow | {actual:.2f}x | "
+                     f"{'PASS' if actual >= 5 else 'MISS'} | | |")
+    else:
+        lines.append("| workload B: treescore batched >= 5x mapInArrow | — | not measured | | |")
     if ts and mip and ts.ok and mip.ok:
         actual = ts.peak_bytes / mip.peak_bytes
         lines.append(f"| treescore peak RSS <= mapInPandas peak RSS | {_mib(ts.peak_bytes)} vs "
@@ -106,6 +113,18 @@ def targets(results: List[Result]) -> List[str]:
     else:
         lines.append("| treescore peak RSS <= mapInPandas peak RSS | — | not measured | | |")
     return lines
+
+
+def outside_engine_target(diagnostics: Dict) -> List[str]:
+    """The columnar path's target: on A, the time outside the engines per row and score call at
+    most a third of reading rows' (the input every run had before the columnar path)."""
+    label = "A: time outside the engines, reading column vectors <= 1/3 of reading rows (same run)"
+    paths = (diagnostics.get("breakdown_A") or {}).get("paths", {})
+    if not all(p.get("metrics") for p in paths.values()) or set(paths) != {"columns", "rows"}:
+        return [f"| {label} | — | not measured | | |"]
+    outside = {k: p["task_run_seconds"] - p["metrics"]["nativeTime"] / 1e9 for k, p in paths.items()}
+    share = outside["columns"] / outside["rows"]
+    return [f"| {label} | {share:.2f}x | {'PASS' if share <= 1 / 3 else 'MISS'} | | |"]
 
 
 def grid_cost_table(results: List[Result]) -> List[str]:
@@ -174,6 +193,74 @@ def breakdown(results: List[Result], diagnostics: Dict) -> List[str]:
     return lines
 
 
+SHAPE_METHODS = ("treescore_batched", "map_in_pandas", "map_in_arrow", "limit", "limit_engine")
+
+
+def shapes_table(results: List[Result]) -> List[str]:
+    """Workload A on the other model shapes: each method's rows/s against mapInPandas and mapInArrow."""
+    measured = [r for r in results if r.workload == "shapes"]
+    if not measured:
+        return ["Not measured in this run (`python -m bench --only shapes`)."]
+    lines = ["| model | method | rows/s (median) | vs mapInPandas | vs mapInArrow | CPU us/row | peak RSS MiB |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for shape in dict.fromkeys(r.note for r in measured):
+        of = {r.method: r for r in measured if r.note == shape}
+        for method in (m for m in SHAPE_METHODS if m in of):
+            r = of[method]
+            lines.append(f"| {shape} | {NAMES[method]} | {_rate(r)} | {_ratio(r, of.get('map_in_pandas'))} | "
+                         f"{_ratio(r, of.get('map_in_arrow'))} | {_cpu(r)} | {_mib(r.peak_bytes)} |")
+    return lines
+
+
+# Predictions per timed row: C's rows are input rows, each scored at every grid level.
+PREDICTIONS_PER_ROW = {"C": GRID_LEVELS}
+DAILY_PREDICTIONS, WINDOW_HOURS = 6e9, 4  # the talk's workload: 6 billion predictions a day
+
+
+def _core_seconds_per_prediction(r: Result) -> float:
+    return r.cpu_seconds / (r.rows * len(r.seconds) * PREDICTIONS_PER_ROW.get(r.workload, 1))
+
+
+def cost_table(results: List[Result]) -> List[str]:
+    """CPU core-hours per billion predictions, from each method's measured CPU time (its process
+    tree: the JVM and its Python workers, or for the limits this process)."""
+    lines = ["| workload | method | CPU us per prediction | core-hours per billion predictions | vs treescore batched |",
+             "|---|---|---:|---:|---:|"]
+    for workload in ("A", "B", "C"):
+        reference = _find(results, workload, "treescore_batched")
+        for method in ORDER:
+            r = _find(results, workload, method)
+            if r is None or not r.ok or not r.cpu_seconds:
+                continue
+            per = _core_seconds_per_prediction(r)
+            versus = (f"{per / _core_seconds_per_prediction(reference):.1f}x" if reference and reference.ok
+                      and reference.cpu_seconds else "—")
+            lines.append(f"| {workload} | {NAMES[method]} | {per * 1e6:,.1f} | {per * 1e9 / 3600:,.2f} | {versus} |")
+    return lines
+
+
+def cores_needed(results: List[Result]) -> List[str]:
+    """On paper: the cores each method needs for the talk's 6 billion predictions a day in a
+    4-hour window, from C's measured CPU time per prediction (the talk's workload is curves)."""
+    lines = [f"The talk's job: {DAILY_PREDICTIONS / 1e9:.0f} billion predictions a day (demand curves), scored "
+             f"within a {WINDOW_HOURS}-hour window. Cores = predictions x CPU seconds per prediction / window "
+             "seconds, from each method's CPU time in workload C (A's for comparison), as if every core ran as "
+             "this machine's do and nothing else were needed: a lower bound on a cluster, where scheduling, "
+             "shuffles and I/O add their share.", "",
+             "| method | from C: cores | from A: cores |", "|---|---:|---:|"]
+    for method in ORDER:
+        cells = []
+        for workload in ("C", "A"):
+            r = _find(results, workload, method)
+            if r is None or not r.ok or not r.cpu_seconds or method.startswith("limit"):
+                cells.append("—")
+            else:
+                cells.append(f"{DAILY_PREDICTIONS * _core_seconds_per_prediction(r) / (WINDOW_HOURS * 3600):,.1f}")
+        if any(c != "—" for c in cells):
+            lines.append(f"| {NAMES[method]} | {cells[0]} | {cells[1]} |")
+    return lines
+
+
 def agreement(agree: Dict[str, Dict]) -> List[str]:
     lines = ["| method | A: max abs diff vs LightGBM (256 rows) | C: max abs diff (16 rows x 15 levels) |",
              "|---|---:|---:|"]
@@ -226,11 +313,15 @@ def setup(sizes: Sizes, ensemble) -> Dict[str, str]:
         "model": f"ensemble of 3 LightGBM regressors, {sizes.trees} trees each, {sizes.leaves} leaves max "
                  f"(mean {ensemble.mean_leaves():.1f} per tree), {sizes.features} float64 features, trained on "
                  f"{sizes.train_rows:,} rows; score = {' + '.join(f'{w}*m{i + 1}' for i, w in enumerate(WEIGHTS))}",
-        "data": f"synthetic normal features, 1% NaN, in Parquet files of {sizes.chunk_rows:,} rows; A and C cached "
-                f"in partitions of about {sizes.partition_rows:,} rows; B and scaling read the files as spark.read "
-                "splits them (default 128 MB splits)",
+        "data": "a synthetic feature table (bench/data.py): a discount and a log-normal price, integer category "
+                "codes (4 to 1,200 codes, Zipf-skewed), correlated blocks from latent factors with heavy-tailed "
+                "and log-normal columns, 10% missing in every tenth column and 1% elsewhere (nulls); Parquet files "
+                f"of {sizes.chunk_rows:,} rows, dictionary pages only for the low-cardinality columns; A and C "
+                f"cached in partitions of about {sizes.partition_rows:,} rows; B and scaling read the files as "
+                "spark.read splits them (default 128 MB splits)",
         "rows": f"A {sizes.rows_a:,}; B {sizes.rows_b:,}; C {sizes.rows_c:,} x {GRID_LEVELS} levels; batch sweep "
-                f"{sizes.sweep_rows:,} in {CORES} partitions; scaling {scaling}",
+                f"{sizes.sweep_rows:,} in {CORES} partitions; scaling {scaling}; other model shapes "
+                f"{sizes.rows_shapes:,}",
         "Spark": f"local[{CORES}], driver memory {sizes.driver_memory}, default Arrow batch 10,000 rows, "
                  "default treescore batch 8,192 rows and 1 native thread",
         "timing": (f"median of {sizes.runs} timed runs after one untimed warm-up run of the same method on "
@@ -311,13 +402,19 @@ def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, par
     out += ["", "Model loading per method:", ""]
     out += [f"- {NAMES[k]}: {v}" for k, v in MODEL_LOADING.items()]
     out += ["", "## Results", "", *[f"- {t}" for t in WORKLOAD_TITLES.values()], "", *main_table(results),
-            "", "## Targets", "", *targets(results), "", "## Where treescore's time goes (A and B)", "",
+            "", "## Targets", "", *targets(results), *outside_engine_target(diagnostics), "", "## Where treescore's time goes (A and B)", "",
             *breakdown(results, diagnostics), "", "## What a grid costs (C)", "",
             "treescore's engine shares the work on the inputs that do not vary between a row's grid points; "
             "the grids vary the discount feature over the cached rows of C, and each array is written "
             "as is (not exploded).", "", *grid_cost_table(results), "", "## Engines in memory", "",
             "Each engine scores the same float64 matrix in this process, outside Spark (bench/engines.py).", "",
-            *engines_table(results, diagnostics), "", "## Agreement", "",
+            *engines_table(results, diagnostics), "", "## Other model shapes (workload A)", "",
+            "Workload A's cached rows scored by one model of each shape (its first columns of the same table).", "",
+            *shapes_table(results), "", "## What it costs", "",
+            "CPU time is what each method's processes used over its timed runs (the Spark JVM with its Python "
+            "workers; for the limits, this process), so it counts every core's work, not wall time.", "",
+            *cost_table(results), "", "### The cores the talk's workload needs", "", *cores_needed(results), "",
+            "## Agreement", "",
             "Each method's first scores against `Booster.predict` of the same rows (0 means bit-identical).", "",
             *agreement(agree), "", "## Batch size sweep", "",
             "mapInPandas with `spark.sql.execution.arrow.maxRecordsPerBatch`, treescore with "
