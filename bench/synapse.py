@@ -43,7 +43,7 @@ import time
 import traceback
 from collections import deque
 from dataclasses import asdict
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import numpy as np
 
