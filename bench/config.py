@@ -35,7 +35,8 @@ class Sizes:
         """Rows of data the given sections read (the JVM warm-up always reads warm_rows of A's):
         a run of some sections does not pay for generating the 4M rows only scaling needs."""
         per_section = {"A": self.rows_a, "B": self.rows_b, "C": self.rows_c, "batch": self.sweep_rows,
-                       "scaling": max(self.scaling_rows), "engines": 0, "shapes": self.rows_shapes}
+                       "scaling": max(self.scaling_rows), "engines": 0, "shapes": self.rows_shapes,
+                       "synapseml": max(self.rows_a, self.rows_b)}  # A35 and B35 (bench/synapse.py)
         return max([max(1, min(self.warm_rows, self.rows_a))] + [per_section[s] for s in sections])
 
 

@@ -11,7 +11,10 @@ from bench.timing import Result
 
 # Which section measured each diagnostic: a part that reruns a section replaces them.
 DIAGNOSTIC_SECTION = {"breakdown_A": "A", "breakdown_B": "B", "plans": "A", "limit_one_thread_rows_per_second": "A",
-                      "limit_rows_per_second": "A", "engine_identical": "engines", "engine_layouts": "engines"}
+                      "limit_rows_per_second": "A", "engine_identical": "engines", "engine_layouts": "engines",
+                      "synapseml": "synapseml"}
+# Workloads measured by a section of another name (results and agreement are kept by workload).
+WORKLOAD_SECTION = {"A35": "synapseml", "B35": "synapseml", "SHAP35": "synapseml"}
 
 
 @dataclass
@@ -40,8 +43,9 @@ def load(out_dir: str, mode: str, rerun: List[str]) -> Previous:
                          "use another --out, or run without --merge to start over")
     kept = {name: info for name, info in previous.get("sections", {}).items() if name not in rerun}
     return Previous(
-        results=[Result(**r) for r in previous["results"] if r["workload"] in kept],
-        agreement={w: found for w, found in previous["agreement"].items() if w in kept},
+        results=[Result(**r) for r in previous["results"]
+                 if WORKLOAD_SECTION.get(r["workload"], r["workload"]) in kept],
+        agreement={w: found for w, found in previous["agreement"].items() if WORKLOAD_SECTION.get(w, w) in kept},
         diagnostics={k: v for k, v in previous["diagnostics"].items() if DIAGNOSTIC_SECTION.get(k) in kept},
         sections=kept, machine=previous.get("machine", {}))
 

@@ -9,7 +9,9 @@ from bench.config import CORES
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def start(driver_memory: str, java_options: str = ""):
+def start(driver_memory: str, java_options: str = "", extra: Optional[Dict[str, str]] = None):
+    """The bench's local[2] session with treescore's jar and extensions; `extra` adds settings
+    (bench/synapse.py: SynapseML's Maven packages)."""
     from pyspark.sql import SparkSession
 
     import treescore
@@ -30,6 +32,8 @@ def start(driver_memory: str, java_options: str = ""):
     )
     if java_options:
         builder = builder.config("spark.driver.extraJavaOptions", java_options)
+    for key, value in (extra or {}).items():
+        builder = builder.config(key, value)
     spark = treescore.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
