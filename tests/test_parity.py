@@ -84,9 +84,9 @@ def test_columnar_sources_are_read_as_columns_with_lightgbms_bits(spark, dataset
     between, and the scores of Booster.predict, on both engines."""
     _, expected_input = dataset
     model = treescore.Model.from_booster(regression_booster)
-    df = columnar_sources[source]().select("id", treescore.score(model).alias("score"))
-    scores = df.orderBy("id").toPandas()["score"].to_numpy()
-    inputs = batch_score_inputs(df)
+    ordered = columnar_sources[source]().select("id", treescore.score(model).alias("score")).orderBy("id")
+    scores = ordered.toPandas()["score"].to_numpy()
+    inputs = batch_score_inputs(ordered)  # the plan that ran: with adaptive execution, only it is final
     assert len(inputs) == 1 and inputs[0][0] == "column vectors" and inputs[0][1] != "ColumnarToRow", inputs
     assert_same_bits(scores.view(np.int64), regression_booster.predict(expected_input).view(np.int64))
 
@@ -99,9 +99,9 @@ def test_off_heap_vectors_give_the_row_paths_bits(spark, dataset, regression_boo
     model = treescore.Model.from_booster(regression_booster)
 
     def run():
-        df = spark.read.parquet(path).select("id", treescore.score(model).alias("score"))
-        scores = df.orderBy("id").toPandas()["score"].to_numpy()
-        return scores, batch_score_inputs(df)
+        ordered = spark.read.parquet(path).select("id", treescore.score(model).alias("score")).orderBy("id")
+        scores = ordered.toPandas()["score"].to_numpy()
+        return scores, batch_score_inputs(ordered)
 
     spark.conf.set("spark.sql.columnVector.offheap.enabled", "true")
     try:
