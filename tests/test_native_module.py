@@ -35,3 +35,17 @@ def test_a_wrong_column_count_is_a_value_error(binary_booster):
     booster = _native.Booster(binary_booster.model_to_string())
     with pytest.raises(ValueError, match="the model expects 8 features but the batch has 3 columns"):
         booster.predict(np.zeros((2, 3)))
+
+
+def test_a_lightgbm_loaded_first_is_not_the_one_treescore_uses():
+    """Another library of LightGBM already in the process (here the lightgbm package's, imported
+    first; in a JVM, SynapseML's) has the soname lib_lightgbm.so; treescore's copy has a soname
+    of its own, so the dynamic linker maps it beside the other instead of reusing that one."""
+    import subprocess
+    import sys
+
+    script = ("import lightgbm\nfrom treescore import _native\n"
+              "print('\\n'.join(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'lightgbm' in l})))")
+    mapped = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    assert any(path.endswith("/treescore/libtreescore_lightgbm.so") for path in mapped), mapped
+    assert any(path.endswith("/lightgbm/lib/lib_lightgbm.so") for path in mapped), mapped

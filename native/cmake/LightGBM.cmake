@@ -10,8 +10,10 @@ else()
   set(TREESCORE_CACHE_DIR_DEFAULT "$ENV{HOME}/.cache/treescore")
 endif()
 set(TREESCORE_CACHE_DIR "${TREESCORE_CACHE_DIR_DEFAULT}" CACHE PATH "Where downloaded third-party releases are kept")
-set(LIGHTGBM_ROOT "${TREESCORE_CACHE_DIR}/lightgbm-${TREESCORE_LIGHTGBM_VERSION}-${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}"
-    CACHE PATH "Unpacked LightGBM release (include/ and lib/)")
+# "-own-soname": the library is kept as libtreescore_lightgbm (build/fetch_lightgbm.py says why);
+# a cache from before that renaming holds lib_lightgbm and is not reused.
+# Not cached: a build folder configured before a change here must not keep the old location.
+set(LIGHTGBM_ROOT "${TREESCORE_CACHE_DIR}/lightgbm-${TREESCORE_LIGHTGBM_VERSION}-own-soname-${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}")
 
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 execute_process(
@@ -21,7 +23,8 @@ if(NOT fetch_result EQUAL 0)
   message(FATAL_ERROR "Could not fetch LightGBM ${TREESCORE_LIGHTGBM_VERSION} with pip into ${LIGHTGBM_ROOT}")
 endif()
 
-find_library(LIGHTGBM_LIBRARY NAMES _lightgbm lib_lightgbm PATHS "${LIGHTGBM_ROOT}/lib" NO_DEFAULT_PATH REQUIRED)
+find_library(TREESCORE_LIGHTGBM_LIBRARY NAMES treescore_lightgbm PATHS "${LIGHTGBM_ROOT}/lib" NO_DEFAULT_PATH REQUIRED)
+set(LIGHTGBM_LIBRARY "${TREESCORE_LIGHTGBM_LIBRARY}")
 add_library(LightGBM::lightgbm SHARED IMPORTED GLOBAL)
 set_target_properties(LightGBM::lightgbm PROPERTIES
   IMPORTED_LOCATION "${LIGHTGBM_LIBRARY}"
@@ -36,7 +39,7 @@ if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
     COMMAND "${CMAKE_CXX_COMPILER}" -print-file-name=libgomp.so.1
     OUTPUT_VARIABLE LIBGOMP_PATH OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT IS_ABSOLUTE "${LIBGOMP_PATH}" OR NOT EXISTS "${LIBGOMP_PATH}")
-    message(FATAL_ERROR "lib_lightgbm needs libgomp.so.1, which ${CMAKE_CXX_COMPILER} cannot locate")
+    message(FATAL_ERROR "LightGBM's library needs libgomp.so.1, which ${CMAKE_CXX_COMPILER} cannot locate")
   endif()
   get_filename_component(LIBGOMP_PATH "${LIBGOMP_PATH}" REALPATH)
   set(TREESCORE_OPENMP_RUNTIME "${LIBGOMP_PATH}")

@@ -35,6 +35,16 @@ class NativeSuite extends AnyFunSuite {
     assert(NativeLoader.platform.matches("[a-z]+/[a-z0-9_]+"))
   }
 
+  test("LightGBM's library is mapped under treescore's own soname, so another LightGBM in the JVM is never used for it") {
+    NativeLoader.ensureLoaded()
+    val maps = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get("/proc/self/maps")))
+    // address, permissions, offset, device, inode, then the path (" (deleted)": the loader removes its files)
+    val lightgbm = maps.linesIterator.map(_.split("\\s+", 6)).filter(_.length == 6).map(_(5).stripSuffix(" (deleted)"))
+      .filter(_.contains("lightgbm")).toSet
+    assert(lightgbm.exists(_.endsWith("/libtreescore_lightgbm.so")), lightgbm)
+    assert(!lightgbm.exists(_.endsWith("/lib_lightgbm.so")), lightgbm)
+  }
+
   test("a platform the jar has no libraries for is named in the error, with the missing library") {
     val e = intercept[UnsatisfiedLinkError](NativeLoader.loadAll("plan9/mips"))
     assert(e.getMessage.startsWith("treescore has no native library for this platform (plan9/mips; os.name="), e.getMessage)

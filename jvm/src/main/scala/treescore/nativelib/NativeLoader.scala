@@ -37,7 +37,7 @@ object NativeLoader {
 
   // In dependency order: the OpenMP runtime, LightGBM, then the JNI library that needs both.
   // Only the JNI library is mandatory; the others are bundled where the platform needs them.
-  private val dependencies = Seq("libgomp.so.1", "lib_lightgbm.so", "lib_lightgbm.dylib")
+  private val dependencies = Seq("libgomp.so.1", "libtreescore_lightgbm.so", "libtreescore_lightgbm.dylib")
   private val jniLibrary = Seq("libtreescore_jni.so", "libtreescore_jni.dylib")
 
   private lazy val loaded: Either[Throwable, Unit] =
