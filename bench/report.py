@@ -261,6 +261,65 @@ def cores_needed(results: List[Result]) -> List[str]:
     return lines
 
 
+SPARK35_NAMES = {"synapseml": "SynapseML 1.1.3 (VectorAssembler, LightGBMRegressionModel per member)",
+                 "treescore_batched": "treescore batched (the Spark 3.5 jar)", "map_in_pandas": "mapInPandas",
+                 "treescore": "treescore, kind=\"contrib\" (LightGBM's TreeSHAP)"}
+
+
+def _agreement_cell(found: Optional[Dict]) -> str:
+    if not found:
+        return "—"
+    if "error" in found:
+        return found["error"]
+    return f"{found['max_abs_diff']:.3g} max abs diff, {found['identical_share']:.2%} bit-identical ({found['values']:,} values)"
+
+
+def synapse_table(results: List[Result], agree: Dict, diagnostics: Dict) -> List[str]:
+    """A and B in one Spark 3.5 session: SynapseML, treescore's 3.5 jar and mapInPandas, with
+    each method's agreement with Booster.predict, then SHAP values."""
+    if not any(r.workload in ("A35", "B35", "SHAP35") for r in results):
+        return ["Not measured in this run (`python -m bench --only synapseml`)."]
+    info = diagnostics.get("synapseml", {})
+    versions = info.get("versions", {})
+    lines = [f"One Spark {versions.get('spark', '3.5')} session (`local[{CORES}]`) holding SynapseML "
+             f"{versions.get('synapseml', '1.1.3')} and treescore's 3.5 jar, in a child process (bench/synapse.py); "
+             "the same Parquet files and the same ensemble as A and B.", "",
+             "| workload | method | rows/s (median) | vs SynapseML | vs mapInPandas | CPU us/row | "
+             "core-hours per billion predictions | peak RSS MiB | agreement with Booster.predict (first rows) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for workload in ("A35", "B35", "SHAP35"):
+        of = {r.method: r for r in results if r.workload == workload}
+        for method, r in of.items():
+            cost = f"{_core_seconds_per_prediction(r) * 1e9 / 3600:,.2f}" if r.ok and r.cpu_seconds else "—"
+            found = (agree.get("A35" if workload != "SHAP35" else "SHAP35") or {}).get(method)
+            lines.append(f"| {workload} | {SPARK35_NAMES.get(method, method)} | {_rate(r)} | "
+                         f"{_ratio(r, of.get('synapseml'))} | {_ratio(r, of.get('map_in_pandas'))} | {_cpu(r)} | "
+                         f"{cost} | {_mib(r.peak_bytes)} | {_agreement_cell(found) if workload != 'B35' else ''} |")
+    shap = next((r.note for r in results if r.workload == "SHAP35" and r.note), "")
+    if shap:
+        lines += ["", f"SHAP35: {shap}."]
+    mapped = (info.get("native_libraries") or {}).get("at the end", {})
+    if mapped and "error" not in mapped:
+        own = [os.path.basename(p.split(" ")[0]) for p in mapped.get("treescore", [])]
+        lines += ["", f"LightGBM in the session's JVM at the end: treescore's {', '.join(own) or 'nothing'}; SynapseML's "
+                      f"lib_lightgbm.so {mapped.get('synapseml lib_lightgbm.so copies', 0)} times (it loads a copy per "
+                      "model and task). treescore's LightGBM has a soname of its own, so it never links to SynapseML's."]
+    return lines
+
+
+def synapse_targets(results: List[Result]) -> List[str]:
+    lines = []
+    for workload in ("A35", "B35"):
+        label = f"{workload[0]} in one Spark 3.5 session: treescore batched >= 3x SynapseML"
+        ts, syn = _find(results, workload, "treescore_batched"), _find(results, workload, "synapseml")
+        if ts and syn and ts.ok and syn.ok:
+            actual = ts.rows_per_second / syn.rows_per_second
+            lines.append(f"| {label} | {actual:.2f}x | {'PASS' if actual >= 3 else 'MISS'} | | |")
+        else:
+            lines.append(f"| {label} | — | not measured | | |")
+    return lines
+
+
 def agreement(agree: Dict[str, Dict]) -> List[str]:
     lines = ["| method | A: max abs diff vs LightGBM (256 rows) | C: max abs diff (16 rows x 15 levels) |",
              "|---|---:|---:|"]
@@ -336,7 +395,7 @@ def parts_table(parts: Dict[str, Dict]) -> List[str]:
     lines = ["| section | finished | took | command | load average (1, 5, 15 min) and CPU pressure: start; end | "
              "parallel speed per core (2 processes vs 1) | JVM warm-up before it |",
              "|---|---|---:|---|---|---|---|"]
-    order = ["A", "B", "C", "batch", "scaling", "engines"]
+    order = ["A", "B", "C", "batch", "scaling", "engines", "shapes", "synapseml"]
     for name, info in sorted(parts.items(), key=lambda item: order.index(item[0])):
         warm = info.get("jvm_warm_up")
         warm_text = (f"{warm['rounds']} rounds of treescore (batched and rule off) over {warm['rows']:,} rows "
@@ -402,7 +461,9 @@ def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, par
     out += ["", "Model loading per method:", ""]
     out += [f"- {NAMES[k]}: {v}" for k, v in MODEL_LOADING.items()]
     out += ["", "## Results", "", *[f"- {t}" for t in WORKLOAD_TITLES.values()], "", *main_table(results),
-            "", "## Targets", "", *targets(results), *outside_engine_target(diagnostics), "", "## Where treescore's time goes (A and B)", "",
+            "", "## Targets", "", *targets(results), *outside_engine_target(diagnostics), *synapse_targets(results),
+            f"| a full run of at most 90 minutes | {run['seconds'] / 60:.0f} min | "
+            f"{'PASS' if run['seconds'] <= 90 * 60 else 'MISS'} (this part: `{run['command']}`) | | |", "", "## Where treescore's time goes (A and B)", "",
             *breakdown(results, diagnostics), "", "## What a grid costs (C)", "",
             "treescore's engine shares the work on the inputs that do not vary between a row's grid points; "
             "the grids vary the discount feature over the cached rows of C, and each array is written "
@@ -410,7 +471,8 @@ def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, par
             "Each engine scores the same float64 matrix in this process, outside Spark (bench/engines.py).", "",
             *engines_table(results, diagnostics), "", "## Other model shapes (workload A)", "",
             "Workload A's cached rows scored by one model of each shape (its first columns of the same table).", "",
-            *shapes_table(results), "", "## What it costs", "",
+            *shapes_table(results), "", "## SynapseML, side by side (Spark 3.5)", "",
+            *synapse_table(results, agree, diagnostics), "", "## What it costs", "",
             "CPU time is what each method's processes used over its timed runs (the Spark JVM with its Python "
             "workers; for the limits, this process), so it counts every core's work, not wall time.", "",
             *cost_table(results), "", "### The cores the talk's workload needs", "", *cores_needed(results), "",

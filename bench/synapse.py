@@ -19,14 +19,14 @@ Each method's first outputs are compared with LightGBM's Booster.predict (bench.
 results to a JSON file after every measurement, so a child that dies (a JVM crash) still
 hands back what it measured; what it did not is recorded as a failed Result saying why.
 
-Both SynapseML (lightgbmlib 3.3.510) and treescore (LightGBM 4.7.0) bring a lib_lightgbm.so
-with the same soname into the one JVM, and each one's JNI library needs "lib_lightgbm.so": the
-dynamic linker hands it whichever copy was loaded first (seen with LD_DEBUG=bindings). The child
-loads SynapseML's first (spec "native_first"), so treescore's LightGBM calls (kind="contrib" and
-anything else that goes through LightGBM's C API) run on SynapseML's LightGBM, the case the
-agreement rows check; it records the LightGBM libraries the JVM has mapped after each first use
-(diagnostics["synapseml"]["native_libraries"]). SynapseML extracts and loads its two libraries
-again for every model in every task: the copies are counted there too.
+Both SynapseML (lightgbmlib 3.3.510, soname lib_lightgbm.so) and treescore (LightGBM 4.7.0)
+bring a LightGBM library into the one JVM. treescore's has a soname of its own
+(libtreescore_lightgbm.so, build/fetch_lightgbm.py), so each JNI library links its own LightGBM
+whichever loads first; the child loads SynapseML's first (spec "native_first"), the order in
+which a shared soname would have handed treescore SynapseML's LightGBM, and records the LightGBM
+libraries the JVM has mapped after each first use (diagnostics["synapseml"]["native_libraries"]).
+SynapseML extracts and loads its two libraries again for every model in every task: the copies
+are counted there too.
 """
 import argparse
 import functools
@@ -433,8 +433,8 @@ def run(spec: dict, out: Output, log) -> None:
         session.noop_write(treescore_scored(tiny, ctx))  # treescore's native libraries load here
         mapped["after treescore's first score"] = _lightgbm_mappings(pid)
 
-    # Which LightGBM loads first decides which one the other's JNI library ("lib_lightgbm.so",
-    # the same soname in both) links against.
+    # With one soname for both LightGBMs, the one loaded first would serve both JNI libraries;
+    # SynapseML's first is the order that would hand treescore another LightGBM.
     for first in ([first_synapse, first_treescore] if diagnostics["native_first"] == "synapseml"
                   else [first_treescore, first_synapse]):
         first()
