@@ -75,31 +75,39 @@ def train(shape: Shape, sizes: Sizes, log) -> str:
         return f.read()
 
 
-def _lleaves(text: str, work: str) -> Optional[Callable[[np.ndarray, int], np.ndarray]]:
+# Compiled models (lleaves' object files, tl2cgen's libraries), kept by model text hash: compiling
+# a shape takes minutes, and a rerun of the same model need not pay it again.
+COMPILED_DIR = os.path.join(CACHE_DIR, "compiled")
+
+
+def _compiled(text: str, suffix: str) -> str:
+    import hashlib
+
+    os.makedirs(COMPILED_DIR, exist_ok=True)
+    return os.path.join(COMPILED_DIR, hashlib.sha256(text.encode()).hexdigest()[:24] + suffix)
+
+
+def _lleaves(text: str, model_file: str) -> Optional[Callable[[np.ndarray, int], np.ndarray]]:
     try:
         import lleaves
     except ImportError:
         return None
-    path = os.path.join(work, "model.txt")
-    with open(path, "w") as f:
-        f.write(text)
-    model = lleaves.Model(model_file=path)
-    model.compile(cache=os.path.join(work, "lleaves.o"))
+    model = lleaves.Model(model_file=model_file)
+    model.compile(cache=_compiled(text, "-lleaves.o"))  # compiles only where the cache file is missing
     return lambda x, threads: model.predict(x, n_jobs=threads)
 
 
-def _tl2cgen(text: str, work: str) -> Optional[Callable[[np.ndarray, int], np.ndarray]]:
+def _tl2cgen(text: str, model_file: str) -> Optional[Callable[[np.ndarray, int], np.ndarray]]:
     try:
         import tl2cgen
         import treelite
     except ImportError:
         return None
-    path = os.path.join(work, "model.txt")
-    with open(path, "w") as f:
-        f.write(text)
-    model = treelite.frontend.load_lightgbm_model(path)
-    library = os.path.join(work, "tl2cgen.so")
-    tl2cgen.export_lib(model, toolchain="gcc", libpath=library, params={"parallel_comp": CORES})
+    library = _compiled(text, "-tl2cgen.so")
+    if not os.path.isfile(library):
+        model = treelite.frontend.load_lightgbm_model(model_file)
+        tl2cgen.export_lib(model, toolchain="gcc", libpath=library + ".tmp.so", params={"parallel_comp": CORES})
+        os.replace(library + ".tmp.so", library)  # a killed compile never leaves half a library behind
     predictors = {threads: tl2cgen.Predictor(library, nthread=threads) for threads in (1, CORES)}
     return lambda x, threads: predictors[threads].predict(tl2cgen.DMatrix(x, dtype="float64"))
 
@@ -128,9 +136,12 @@ def native_engines(bench) -> None:
                 "treescore": lambda x, threads: engine.predict(x, num_threads=threads),
             }
             notes = {}
+            model_file = os.path.join(work, "model.txt")
+            with open(model_file, "w") as f:
+                f.write(text)
             for name, build in (("lleaves", _lleaves), ("tl2cgen", _tl2cgen)):
                 try:
-                    predict = build(text, work)
+                    predict = build(text, model_file)
                     notes[name] = "not installed" if predict is None else ""
                 except Exception as error:  # a compiler that refuses a model is a result, not a crash
                     predict, notes[name] = None, f"failed: {type(error).__name__}: {str(error)[:120]}"

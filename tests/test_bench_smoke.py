@@ -50,6 +50,21 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
                      "15-point grid, derived f001 = f001 * (1 - f000)"]
     assert all(f"| {note} |" in report for note in grids)
     assert "a 15-point grid costs <= 3x one score of the same rows" in report
+    # Where the time goes: A and B, each read as column vectors and as rows.
+    breakdown = report.split("## Where treescore's time goes", 1)[1].split("\n## ", 1)[0]
+    assert breakdown.count("| column vectors |") == 2 and breakdown.count("| rows |") == 2, breakdown
+    # The other model shapes, each with treescore and the Python methods.
+    shapes = {(r["note"], r["method"]) for r in first["results"] if r["workload"] == "shapes" and r["status"] == "ok"}
+    assert len({note for note, _ in shapes}) == 4 and all(
+        (note, m) in shapes for note, _ in shapes for m in ("treescore_batched", "map_in_pandas", "map_in_arrow"))
+    # SynapseML beside treescore's 3.5 jar in one Spark 3.5 session: every method measured, and
+    # treescore's scores and contributions bit-identical to Booster.predict there, SynapseML's
+    # LightGBM loaded first.
+    spark35 = {(r["workload"], r["method"]): r["status"] for r in first["results"] if r["workload"].endswith("35")}
+    assert spark35 == {**{(w, m): "ok" for w in ("A35", "B35") for m in ("synapseml", "treescore_batched", "map_in_pandas")},
+                       ("SHAP35", "synapseml"): "ok", ("SHAP35", "treescore"): "ok"}
+    assert first["agreement"]["A35"]["treescore_batched"]["identical_share"] == 1.0
+    assert first["agreement"]["SHAP35"]["treescore"]["identical_share"] == 1.0
 
     # A second part that reruns only scaling keeps A, B, C and the batch sweep from the first
     # part as they were, replaces the scaling rows, and says which part ran which section.
