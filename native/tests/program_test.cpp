@@ -147,6 +147,15 @@ class ProgramGrids : public Programs {
   }
   GridPoints Grid() const { return GridPoints{kPoints, {0, 2}, values_.data()}; }
 
+  // node 0: a, node 1: b, node 2: mean(0.7 a, 0.3 b), node 3: cascade(b, else a), node 4: route slot 0 -> [2, 3]
+  const std::vector<int64_t> kNested = {kCols, 1, 5,
+                                        0, 0, 0, 3, 0, 1, 2,
+                                        0, 1, 0, 3, 0, 1, 2,
+                                        1, 0, 2, 0, 1, 0,
+                                        3, 1, 0,
+                                        2, 0, 2, 2, 3};
+  const std::vector<double> kNestedConstants = {0.7, 0.3, 0.2, 0.8};
+
   static constexpr int kPoints = 10;
   std::vector<double> values_;  // per point: input 0, input 2
   std::vector<double> points_;  // every point as a row of its own
@@ -174,21 +183,13 @@ TEST_F(ProgramGrids, MonotoneCurvesTakeRunningMaximaAlongEachRun) {
 // Ensembles, routes and cascades inside a grid, on both engines: whole grids are shared, a
 // cascade's escalated points are scored alone, and every point has the bits of its own row.
 TEST_F(ProgramGrids, EveryPointHasTheBitsOfItsOwnRow) {
-  // node 0: a, node 1: b, node 2: mean(0.7 a, 0.3 b), node 3: cascade(b, else a), node 4: route slot 0 -> [2, 3]
-  const std::vector<int64_t> code = {kCols, 1, 5,
-                                     0, 0, 0, 3, 0, 1, 2,
-                                     0, 1, 0, 3, 0, 1, 2,
-                                     1, 0, 2, 0, 1, 0,
-                                     3, 1, 0,
-                                     2, 0, 2, 2, 3};
-  const std::vector<double> constants = {0.7, 0.3, 0.2, 0.8};
   const auto engine_a = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_a_));
   const auto engine_b = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_b_));
   std::vector<int32_t> route(kRows);
   for (int e = 0; e < kRows; ++e) route[e] = (e / kPoints) % 3 == 2 ? -1 : (e / kPoints) % 3;
   for (const auto& models : {std::vector<std::shared_ptr<const Predictor>>{a_, b_},
                              std::vector<std::shared_ptr<const Predictor>>{engine_a, engine_b}}) {
-    const Program program = DecodeProgram(code, constants, models);
+    const Program program = DecodeProgram(kNested, kNestedConstants, models);
     std::vector<double> expected(kRows), got(kRows);
     const auto alone = program.Evaluate(point_rows_->batch(), kRows, route.data(), 1, kNoGrid, 0, 1, expected.data());
     const auto shared = program.Evaluate(Input(), kRows, route.data(), 2, Grid(), 0, 1, got.data());
@@ -213,13 +214,6 @@ TEST_F(Programs, EngineMembersGiveTheBitsOfLightGbmMembers) {
 // The JVM hands programs feature-major batches, columns in place: the same bits as row-major
 // input, for whole batches (read in place), routes (gathered) and grids (base rows in place).
 TEST_F(ProgramGrids, FeatureMajorInputGivesTheBitsOfRowMajorInput) {
-  const std::vector<int64_t> code = {kCols, 1, 5,
-                                     0, 0, 0, 3, 0, 1, 2,
-                                     0, 1, 0, 3, 0, 1, 2,
-                                     1, 0, 2, 0, 1, 0,
-                                     3, 1, 0,
-                                     2, 0, 2, 2, 3};
-  const std::vector<double> constants = {0.7, 0.3, 0.2, 0.8};
   std::vector<std::vector<double>> columns(kCols, std::vector<double>(kRows));  // each column its own vector
   for (int r = 0; r < kRows; ++r) {
     for (int j = 0; j < kCols; ++j) columns[j][r] = input_[r * kCols + j];
@@ -233,7 +227,7 @@ TEST_F(ProgramGrids, FeatureMajorInputGivesTheBitsOfRowMajorInput) {
   const auto engine_b = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_b_));
   for (const auto& models : {std::vector<std::shared_ptr<const Predictor>>{a_, b_},
                              std::vector<std::shared_ptr<const Predictor>>{engine_a, engine_b}}) {
-    const Program program = DecodeProgram(code, constants, models);
+    const Program program = DecodeProgram(kNested, kNestedConstants, models);
     for (const GridPoints& grid : {kNoGrid, Grid()}) {
       std::vector<double> expected(kRows), got(kRows);
       program.Evaluate(Input(), kRows, route.data(), 1, grid, 0, 1, expected.data());
@@ -243,7 +237,7 @@ TEST_F(ProgramGrids, FeatureMajorInputGivesTheBitsOfRowMajorInput) {
   }
   std::vector<double> out(kRows);
   const FeatureBatch too_few{pointers.data(), 1, 0, kRows - 1, kCols};
-  const Program program = DecodeProgram(code, constants, {a_, b_});
+  const Program program = DecodeProgram(kNested, kNestedConstants, {a_, b_});
   EXPECT_THROW(program.Evaluate(too_few, kRows, route.data(), 1, kNoGrid, 0, 1, out.data()), std::invalid_argument);
 }
 
