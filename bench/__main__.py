@@ -40,6 +40,17 @@ def _now() -> str:
     return datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
 
 
+def _commit() -> str:
+    """The commit the measured code is at, with "+ changes" when tracked files differ from it."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=os.path.dirname(RESULTS_DIR), capture_output=True, text=True).stdout.strip()
+
+    head = git("rev-parse", "HEAD") or "unknown"
+    return head + (" + changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def _load() -> str:
     return f"{machine.load_average()}, CPU pressure {machine.cpu_pressure()}"
 
@@ -72,6 +83,7 @@ def main(argv=None) -> int:
     os.makedirs(args.out, exist_ok=True)
     previous = merge.load(args.out, sizes.mode, sections) if args.merge else merge.Previous()
     command = " ".join(["python -m bench"] + (argv if argv is not None else sys.argv[1:]))
+    measured_at = _commit()  # before anything runs: the code that measures
     started = time.perf_counter()
     parallel = machine.parallel_speed()
 
@@ -111,7 +123,8 @@ def main(argv=None) -> int:
         previous, bench.results, bench.agreement, diagnostics, parts, described)
     notes += list(dict.fromkeys(n for info in parts.values() for n in info["notes"]))  # warm-up notes once
     notes += report.drift_note(results) + report.method_notes(sizes)
-    run = {"date": _now(), "command": command, "seconds": time.perf_counter() - started, "notes": notes}
+    run = {"date": _now(), "command": command, "seconds": time.perf_counter() - started, "notes": notes,
+           "commit": measured_at}
     written = _publish(args.out, {"run": run, "sizes": asdict(sizes), "machine": described,
                                   "setup": report.setup(sizes, ensemble), "sections": parts,
                                   "results": [asdict(r) for r in results], "agreement": agreement,

@@ -62,7 +62,7 @@ def _workloads(out_dir: str, results: List[Result]) -> str:
         speed.set_xlim(0, top * 1.35)  # room for the labels
         memory.set_xlim(0, max(r.peak_bytes for r in rows) / 2**20 * 1.2 or 1)
         speed.set_title(TITLES[workload], fontsize=10)
-        speed.set_xlabel("input rows/s (median); in brackets: the ratio to treescore batched")
+        speed.set_xlabel("input rows/s (median), and the ratio to treescore batched")
         memory.set_xlabel("peak RSS, MiB: JVM (solid) + Python workers (hatched)")
         for ax in (speed, memory):
             ax.invert_yaxis()
@@ -101,6 +101,7 @@ def _batch_size(out_dir: str, results: List[Result]) -> str:
         ax.set_xlabel("rows per batch")
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
         ax.grid(alpha=0.3)
         ax.legend()
     speed.set_title("Throughput vs batch size")
@@ -123,6 +124,7 @@ def _scaling(out_dir: str, results: List[Result]) -> str:
     ax.set_xlabel("rows per job")
     ax.set_ylabel("ns per row (median)")
     ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.set_title("Cost per row vs job size (flat is good)")
     ax.grid(alpha=0.3)
     ax.legend()
