@@ -109,63 +109,134 @@ class ModelRows {
 
 }  // namespace
 
+namespace {
+
+// A model node's view of the program's batch: its columns in its feature order (no copy), and
+// which of its features read a varying grid input, with that input's place among the varying.
+class ModelView {
+ public:
+  ModelView(const ModelNode& node, const FeatureBatch& input, const GridPoints& grid)
+      : columns_(node.columns.size()) {
+    const auto num_cols = static_cast<int32_t>(node.columns.size());
+    for (int32_t j = 0; j < num_cols; ++j) {
+      columns_[j] = input.columns[node.columns[j]];
+      const auto found = std::find(grid.varying.begin(), grid.varying.end(), node.columns[j]);
+      if (found == grid.varying.end()) continue;
+      varying_.push_back(j);
+      value_index_.push_back(static_cast<size_t>(found - grid.varying.begin()));
+    }
+    batch_ = input;
+    batch_.columns = columns_.data();
+    batch_.num_cols = num_cols;
+  }
+  ModelView(const ModelView&) = delete;
+  ModelView& operator=(const ModelView&) = delete;
+
+  const FeatureBatch& batch() const { return batch_; }
+  const std::vector<int32_t>& varying() const { return varying_; }
+
+  // Point k of every whole grid in `rows` (runs of grid.points), the model's varying values only.
+  std::vector<double> VaryingValues(const std::vector<int64_t>& rows, const GridPoints& grid) const {
+    const size_t model_varying = varying_.size();
+    std::vector<double> values(rows.size() * model_varying);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const double* point = grid.values + static_cast<size_t>(rows[i]) * grid.varying.size();
+      for (size_t v = 0; v < model_varying; ++v) values[i * model_varying + v] = point[value_index_[v]];
+    }
+    return values;
+  }
+
+  // Each point's row, one by one (row-major): its base row with the point's varying values in place.
+  std::vector<double> PointRows(const std::vector<int64_t>& rows, const GridPoints& grid) const {
+    const size_t num_cols = columns_.size();
+    std::vector<double> matrix(rows.size() * num_cols);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      double* target = matrix.data() + i * num_cols;
+      for (size_t j = 0; j < num_cols; ++j) target[j] = batch_.At(rows[i] / grid.points, static_cast<int32_t>(j));
+      if (varying_.empty()) continue;
+      const double* point = grid.values + static_cast<size_t>(rows[i]) * grid.varying.size();
+      for (size_t v = 0; v < varying_.size(); ++v) target[varying_[v]] = point[value_index_[v]];
+    }
+    return matrix;
+  }
+
+ private:
+  std::vector<const double*> columns_;
+  std::vector<int32_t> varying_;
+  std::vector<size_t> value_index_;
+  FeatureBatch batch_;
+};
+
+}  // namespace
+
 void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::vector<int64_t>& rows, double* out) const {
   const auto num_rows = static_cast<int32_t>(rows.size());
   if (num_rows == 0) return;
-  const auto num_cols = static_cast<int32_t>(node.columns.size());
   const GridPoints& grid = *batch.grid;
   const int points = grid.points;
-  const size_t num_varying = grid.varying.size();
-  // This model's features that read a varying input, and that input's place among the varying.
-  GridPoints model_grid;
-  model_grid.points = points;
-  std::vector<size_t> value_index;
-  for (int32_t j = 0; j < num_cols; ++j) {
-    const auto found = std::find(grid.varying.begin(), grid.varying.end(), node.columns[j]);
-    if (found == grid.varying.end()) continue;
-    model_grid.varying.push_back(j);
-    value_index.push_back(static_cast<size_t>(found - grid.varying.begin()));
-  }
-  const size_t model_varying = model_grid.varying.size();
-  // The model's inputs as a view of the program's: its columns in its feature order, no copy.
-  std::vector<const double*> columns(static_cast<size_t>(num_cols));
-  for (int32_t j = 0; j < num_cols; ++j) columns[j] = batch.input->columns[node.columns[j]];
-  FeatureBatch view = *batch.input;
-  view.columns = columns.data();
-  view.num_cols = num_cols;
-  if (points == 1 && model_varying == 0) {
-    node.model->Predict(ModelRows(view, rows, 1).batch(), node.kind, IterationRange{}, batch.num_threads, out, num_rows);
+  const ModelView view(node, *batch.input, grid);
+  if (points == 1 && view.varying().empty()) {
+    node.model->Predict(ModelRows(view.batch(), rows, 1).batch(), node.kind, IterationRange{}, batch.num_threads, out,
+                        num_rows);
     return;
   }
   if (WholeGrids(rows, points)) {
     // Base rows once, and per point only the varying values: the engine shares the rest.
     const int32_t num_base = num_rows / points;
     std::vector<int64_t> first_points(static_cast<size_t>(num_base));
-    std::vector<double> values(static_cast<size_t>(num_rows) * model_varying);
-    for (int32_t b = 0; b < num_base; ++b) {
-      const int64_t first_point = rows[static_cast<size_t>(b) * points];
-      first_points[b] = first_point;
-      for (int k = 0; k < points; ++k) {
-        const double* point = grid.values + static_cast<size_t>(first_point + k) * num_varying;
-        double* point_target = values.data() + (static_cast<size_t>(b) * points + static_cast<size_t>(k)) * model_varying;
-        for (size_t v = 0; v < model_varying; ++v) point_target[v] = point[value_index[v]];
-      }
-    }
+    for (int32_t b = 0; b < num_base; ++b) first_points[b] = rows[static_cast<size_t>(b) * points];
+    const std::vector<double> values = view.VaryingValues(rows, grid);
+    GridPoints model_grid;
+    model_grid.points = points;
+    model_grid.varying = view.varying();
     model_grid.values = values.data();
-    node.model->PredictGrid(ModelRows(view, first_points, points).batch(), model_grid, node.kind, IterationRange{},
-                            batch.num_threads, out, num_rows);
+    node.model->PredictGrid(ModelRows(view.batch(), first_points, points).batch(), model_grid, node.kind,
+                            IterationRange{}, batch.num_threads, out, num_rows);
     return;
   }
-  // A cascade's escalated points within a grid, one by one: each point's row is its base row
-  // with the point's varying values in place.
-  std::vector<double> matrix(static_cast<size_t>(num_rows) * num_cols);
-  for (int32_t i = 0; i < num_rows; ++i) {
-    double* target = matrix.data() + static_cast<size_t>(i) * num_cols;
-    for (int32_t j = 0; j < num_cols; ++j) target[j] = view.At(rows[i] / points, j);
-    const double* point = model_varying == 0 ? nullptr : grid.values + static_cast<size_t>(rows[i]) * num_varying;
-    for (size_t v = 0; v < model_varying; ++v) target[model_grid.varying[v]] = point[value_index[v]];
+  // A cascade's escalated points within a grid, one by one.
+  const std::vector<double> matrix = view.PointRows(rows, grid);
+  node.model->Predict(matrix.data(), num_rows, view.batch().num_cols, node.kind, IterationRange{}, batch.num_threads,
+                      out, num_rows);
+}
+
+void Program::EvalModelContributions(const ModelNode& node, const Batch& batch, const std::vector<int64_t>& rows,
+                                     double* out) const {
+  const auto num_rows = static_cast<int32_t>(rows.size());
+  if (num_rows == 0) return;
+  const GridPoints& grid = *batch.grid;
+  const ModelView view(node, *batch.input, grid);
+  const int32_t num_cols = view.batch().num_cols;
+  const int64_t per_row = node.model->OutputsPerRow(PredictKind::kContrib, {});
+  std::vector<double> shap(static_cast<size_t>(num_rows) * static_cast<size_t>(per_row));
+  // TreeSHAP shares nothing between grid points, so every point is a row of its own.
+  if (grid.points == 1 && view.varying().empty()) {
+    node.model->Predict(ModelRows(view.batch(), rows, 1).batch(), PredictKind::kContrib, IterationRange{},
+                        batch.num_threads, shap.data(), static_cast<int64_t>(shap.size()));
+  } else {
+    const std::vector<double> matrix = view.PointRows(rows, grid);
+    node.model->Predict(matrix.data(), num_rows, num_cols, PredictKind::kContrib, IterationRange{}, batch.num_threads,
+                        shap.data(), static_cast<int64_t>(shap.size()));
   }
-  node.model->Predict(matrix.data(), num_rows, num_cols, node.kind, IterationRange{}, batch.num_threads, out, num_rows);
+  // Onto the program's inputs: the first feature reading an input sets it, later ones add to it
+  // in feature order; inputs the model does not read are 0.
+  std::vector<bool> first_use(static_cast<size_t>(num_cols));
+  std::vector<bool> used(static_cast<size_t>(num_inputs_));
+  for (int32_t j = 0; j < num_cols; ++j) {
+    first_use[j] = !used[node.columns[j]];
+    used[node.columns[j]] = true;
+  }
+  const int64_t width = contributions_per_row();
+  for (int32_t i = 0; i < num_rows; ++i) {
+    const double* from = shap.data() + static_cast<size_t>(i) * per_row;
+    double* to = out + static_cast<size_t>(i) * width;
+    std::fill(to, to + width, 0.0);
+    for (int32_t j = 0; j < num_cols; ++j) {
+      double& target = to[node.columns[j]];
+      target = first_use[j] ? from[j] : target + from[j];
+    }
+    to[num_inputs_] = from[num_cols];
+  }
 }
 
 void Program::EvalNode(int index, const Batch& batch, const std::vector<int64_t>& rows, double* out, Stats* stats) const {
@@ -225,8 +296,87 @@ void Program::EvalNode(int index, const Batch& batch, const std::vector<int64_t>
   }
 }
 
-Program::Stats Program::Evaluate(const FeatureBatch& input, int64_t rows, const int32_t* route_index, int num_threads,
-                                 const GridPoints& grid, int monotone, int run, double* out) const {
+namespace {
+
+bool Linear(Combine combine) { return combine == Combine::kSum || combine == Combine::kMean; }
+
+}  // namespace
+
+void Program::EvalContributions(int index, const Batch& batch, const std::vector<int64_t>& rows, double* out,
+                                Stats* stats) const {
+  const ProgramNode& node = nodes_[index];
+  const size_t width = static_cast<size_t>(contributions_per_row());
+  if (const auto* model = std::get_if<ModelNode>(&node)) {
+    EvalModelContributions(*model, batch, rows, out);
+  } else if (const auto* ensemble = std::get_if<EnsembleNode>(&node)) {
+    if (!Linear(ensemble->combine)) {
+      throw std::invalid_argument("contributions of a min, max or median ensemble are not exact: it is not linear");
+    }
+    // out = w1*c1 + w2*c2 + ... in member order, then / (w1 + w2 + ...) for a mean. Transforms
+    // are left out: the contributions explain the combined raw score (the JVM refuses
+    // transforms an outer ensemble would combine).
+    std::vector<double> member(rows.size() * width);
+    for (size_t m = 0; m < ensemble->members.size(); ++m) {
+      EvalContributions(ensemble->members[m], batch, rows, member.data(), stats);
+      const double w = ensemble->weights[m];
+      for (size_t i = 0; i < member.size(); ++i) out[i] = m == 0 ? w * member[i] : out[i] + w * member[i];
+    }
+    if (ensemble->combine == Combine::kMean) {
+      double weight_sum = 0;
+      for (double w : ensemble->weights) weight_sum += w;
+      for (size_t i = 0; i < member.size(); ++i) out[i] /= weight_sum;
+    }
+  } else if (const auto* route = std::get_if<RouteNode>(&node)) {
+    std::vector<std::vector<int64_t>> groups(route->routes.size());
+    std::vector<std::vector<size_t>> positions(route->routes.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int32_t r = batch.route_index[rows[i] * num_route_slots_ + route->slot];
+      if (r < 0) {
+        std::fill(out + i * width, out + (i + 1) * width, std::numeric_limits<double>::quiet_NaN());
+      } else if (static_cast<size_t>(r) >= groups.size()) {
+        throw std::invalid_argument("route index " + std::to_string(r) + " out of range");
+      } else {
+        groups[r].push_back(rows[i]);
+        positions[r].push_back(i);
+      }
+    }
+    std::vector<double> scored;
+    for (size_t r = 0; r < groups.size(); ++r) {
+      if (groups[r].empty()) continue;
+      scored.assign(groups[r].size() * width, 0);
+      EvalContributions(route->routes[r], batch, groups[r], scored.data(), stats);
+      for (size_t k = 0; k < groups[r].size(); ++k) {
+        std::copy_n(scored.data() + k * width, width, out + positions[r][k] * width);
+      }
+    }
+  } else {
+    // The first stage's output decides, exactly as when scoring; each row then takes the
+    // contributions of the stage that answered it.
+    const auto& cascade = std::get<CascadeNode>(node);
+    std::vector<double> first(rows.size());
+    EvalNode(cascade.first, batch, rows, first.data(), stats);
+    std::vector<int64_t> stage_rows[2];
+    std::vector<size_t> positions[2];
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const bool confident = first[i] < cascade.accept_below || first[i] > cascade.accept_above;
+      stage_rows[confident ? 0 : 1].push_back(rows[i]);
+      positions[confident ? 0 : 1].push_back(i);
+    }
+    std::vector<double> scored;
+    for (int stage = 0; stage < 2; ++stage) {
+      if (stage_rows[stage].empty()) continue;
+      scored.assign(stage_rows[stage].size() * width, 0);
+      EvalContributions(stage == 0 ? cascade.first : cascade.full, batch, stage_rows[stage], scored.data(), stats);
+      for (size_t k = 0; k < stage_rows[stage].size(); ++k) {
+        std::copy_n(scored.data() + k * width, width, out + positions[stage][k] * width);
+      }
+    }
+    stats->escalated += static_cast<int64_t>(stage_rows[1].size());
+  }
+}
+
+void Program::CheckArguments(const FeatureBatch& input, int64_t rows, const int32_t* route_index,
+                             const GridPoints& grid) const {
   if (rows < 0) throw std::invalid_argument("negative row count");
   if (input.num_cols != num_inputs_) {
     throw std::invalid_argument("the program reads " + std::to_string(num_inputs_) + " inputs but the batch has " +
@@ -244,7 +394,6 @@ Program::Stats Program::Evaluate(const FeatureBatch& input, int64_t rows, const 
   }
   if (num_route_slots_ > 0 && route_index == nullptr && rows > 0) throw std::invalid_argument("route indices missing");
   if (grid.points < 1 || rows % grid.points != 0) throw std::invalid_argument("rows must be whole grids");
-  if (run < 1 || grid.points % run != 0) throw std::invalid_argument("a monotone run must divide the grid's points");
   std::vector<bool> seen(static_cast<size_t>(num_inputs_));
   for (int32_t v : grid.varying) {
     if (v < 0 || v >= num_inputs_ || seen[static_cast<size_t>(v)]) {
@@ -254,6 +403,12 @@ Program::Stats Program::Evaluate(const FeatureBatch& input, int64_t rows, const 
     seen[static_cast<size_t>(v)] = true;
   }
   if (!grid.varying.empty() && grid.values == nullptr && rows > 0) throw std::invalid_argument("grid values missing");
+}
+
+Program::Stats Program::Evaluate(const FeatureBatch& input, int64_t rows, const int32_t* route_index, int num_threads,
+                                 const GridPoints& grid, int monotone, int run, double* out) const {
+  CheckArguments(input, rows, route_index, grid);
+  if (run < 1 || grid.points % run != 0) throw std::invalid_argument("a monotone run must divide the grid's points");
   std::vector<int64_t> all(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) all[i] = i;
   Stats stats;
@@ -267,6 +422,17 @@ Program::Stats Program::Evaluate(const FeatureBatch& input, int64_t rows, const 
       }
     }
   }
+  return stats;
+}
+
+Program::Stats Program::EvaluateContributions(const FeatureBatch& input, int64_t rows, const int32_t* route_index,
+                                              int num_threads, const GridPoints& grid, double* out) const {
+  CheckArguments(input, rows, route_index, grid);
+  std::vector<int64_t> all(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) all[i] = i;
+  Stats stats;
+  EvalContributions(static_cast<int>(nodes_.size()) - 1, Batch{&input, route_index, num_threads, &grid}, all, out,
+                    &stats);
   return stats;
 }
 

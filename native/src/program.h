@@ -79,13 +79,34 @@ class Program {
   Stats Evaluate(const FeatureBatch& input, int64_t rows, const int32_t* route_index, int num_threads,
                  const GridPoints& grid, int monotone, int run, double* out) const;
 
+  // SHAP contributions of the same rows, in the raw (link) space: out holds rows x
+  // (num_inputs + 1) doubles, one per program input in input order and the expected value
+  // last. Shapley values are linear, so they are exact for the linear parts: a model gives
+  // LightGBM's TreeSHAP values mapped onto the inputs it reads (features reading one input
+  // add up, in feature order); a weighted sum gives w1*c1 + w2*c2 + ... in member order and a
+  // mean that sum / (w1 + w2 + ...); a route its chosen scorer's; a cascade those of the stage
+  // that answered, the first stage's output deciding as when scoring. An ensemble's transforms
+  // are left out (the values explain its combined score in link space); a min, max or median
+  // ensemble throws. A route scoring null gives NaN throughout. There is no monotone forcing:
+  // a running max or min is not linear.
+  Stats EvaluateContributions(const FeatureBatch& input, int64_t rows, const int32_t* route_index, int num_threads,
+                              const GridPoints& grid, double* out) const;
+
   int num_inputs() const { return num_inputs_; }
+  // Doubles EvaluateContributions writes per row.
+  int64_t contributions_per_row() const { return static_cast<int64_t>(num_inputs_) + 1; }
   int num_route_slots() const { return num_route_slots_; }
 
  private:
   struct Batch;
   void EvalNode(int node, const Batch& batch, const std::vector<int64_t>& rows, double* out, Stats* stats) const;
   void EvalModel(const ModelNode& node, const Batch& batch, const std::vector<int64_t>& rows, double* out) const;
+  void EvalContributions(int node, const Batch& batch, const std::vector<int64_t>& rows, double* out,
+                         Stats* stats) const;
+  void EvalModelContributions(const ModelNode& node, const Batch& batch, const std::vector<int64_t>& rows,
+                              double* out) const;
+  void CheckArguments(const FeatureBatch& input, int64_t rows, const int32_t* route_index,
+                      const GridPoints& grid) const;
 
   std::vector<ProgramNode> nodes_;
   int num_inputs_;

@@ -96,6 +96,100 @@ TEST_F(Programs, WeightedMeanWithTransformsMatchesTheDocumentedOrder) {
   }
 }
 
+// One model's TreeSHAP values for the input rows: kCols + 1 per row.
+std::vector<double> Shap(const Booster& booster, const std::vector<double>& rows, int num_rows) {
+  std::vector<double> out(static_cast<size_t>(num_rows) * (kCols + 1));
+  booster.Predict(rows.data(), num_rows, kCols, PredictKind::kContrib, {}, 1, out.data(),
+                  static_cast<int64_t>(out.size()));
+  return out;
+}
+
+bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST_F(Programs, ContributionsOfAWeightedMeanAreTheMembersWeightedMeanInMemberOrder) {
+  // model a reads inputs 0 1 2; model b reads input 2 for both of its first two features, then 1:
+  // its contributions land on inputs 2 (features 0 and 1 added in feature order) and 1; input 0
+  // gets 0 from it. node 2: mean(0.7 a, 0.3 b) with a sigmoid, which contributions leave out.
+  const std::vector<int64_t> code = {kCols, 0, 3, 0, 0, 1, 3, 0, 1, 2, 0, 1, 1, 3, 2, 2, 1, 1, 0, 2, 0, 1, 1, 3};
+  Program program = DecodeProgram(code, {0.7, 0.3, 0, 0}, {a_, b_});
+  std::vector<double> out(kRows * (kCols + 1));
+  program.EvaluateContributions(Input(), kRows, nullptr, 1, kNoGrid, out.data());
+  std::vector<double> b_rows(input_.size());
+  for (int i = 0; i < kRows; ++i) {
+    const double* row = input_.data() + i * kCols;
+    b_rows[i * kCols] = row[2], b_rows[i * kCols + 1] = row[2], b_rows[i * kCols + 2] = row[1];
+  }
+  const auto sa = Shap(*a_, input_, kRows), sb = Shap(*b_, b_rows, kRows);
+  for (int i = 0; i < kRows; ++i) {
+    const double* ca = sa.data() + i * (kCols + 1);
+    const double* cb = sb.data() + i * (kCols + 1);
+    const double b_on_input[kCols + 1] = {0.0, cb[2], cb[0] + cb[1], cb[3]};
+    for (int f = 0; f <= kCols; ++f) {
+      const double expected = (0.7 * ca[f] + 0.3 * b_on_input[f]) / (0.7 + 0.3);
+      EXPECT_TRUE(SameBits(out[i * (kCols + 1) + f], expected)) << i << " " << f;
+    }
+  }
+}
+
+TEST_F(Programs, ContributionsOfRoutesAndCascadesComeFromTheScorerThatAnswered) {
+  // node 0: model b, node 1: model a, node 2: cascade(b, a) accepting below 0.2 or above 0.8,
+  // node 3: route slot 0 -> [cascade, a].
+  const std::vector<int64_t> code = {kCols, 1, 4, 0, 1, 1, 3, 0, 1, 2, 0, 0, 0, 3, 0, 1, 2, 3, 0, 1, 2, 0, 2, 2, 1};
+  Program program = DecodeProgram(code, {0.2, 0.8}, {a_, b_});
+  std::vector<int32_t> route(kRows);
+  for (int i = 0; i < kRows; ++i) route[i] = i % 3 == 2 ? -1 : i % 3;
+  std::vector<double> out(kRows * (kCols + 1));
+  const auto stats = program.EvaluateContributions(Input(), kRows, route.data(), 1, kNoGrid, out.data());
+  const auto sa = Shap(*a_, input_, kRows), sb = Shap(*b_, input_, kRows);
+  std::vector<double> raw_b(kRows);
+  b_->Predict(input_.data(), kRows, kCols, PredictKind::kRaw, {}, 1, raw_b.data(), kRows);
+  int64_t escalated = 0;
+  for (int i = 0; i < kRows; ++i) {
+    // The cascade's first stage is b raw, so its thresholds apply to the raw score here.
+    const bool confident = raw_b[i] < 0.2 || raw_b[i] > 0.8;
+    if (route[i] == 0) escalated += !confident;
+    const double* expected = route[i] == 0 && confident ? sb.data() + i * (kCols + 1) : sa.data() + i * (kCols + 1);
+    for (int f = 0; f <= kCols; ++f) {
+      const double got = out[i * (kCols + 1) + f];
+      if (route[i] < 0) EXPECT_TRUE(std::isnan(got)) << i;
+      else EXPECT_TRUE(SameBits(got, expected[f])) << i << " " << f;
+    }
+  }
+  EXPECT_EQ(stats.escalated, escalated);
+  EXPECT_GT(escalated, 0);
+  EXPECT_LT(escalated, kRows / 3);
+}
+
+TEST_F(Programs, ContributionsOfGridPointsAreEachPointScoredAlone) {
+  // model a over a grid varying input 1 at 3 points: each point's contributions are a's on that
+  // point's row.
+  const std::vector<int64_t> code = {kCols, 0, 1, 0, 0, 1, 3, 0, 1, 2};
+  Program program = DecodeProgram(code, {}, {a_});
+  const int base = 20, points = 3;
+  std::vector<double> values(base * points);
+  for (int k = 0; k < base * points; ++k) values[k] = -1.0 + 0.5 * (k % points);
+  GridPoints grid;
+  grid.points = points;
+  grid.varying = {1};
+  grid.values = values.data();
+  std::vector<double> out(base * points * (kCols + 1));
+  program.EvaluateContributions(Input(), base * points, nullptr, 1, grid, out.data());
+  std::vector<double> rows(base * points * kCols);
+  for (int k = 0; k < base * points; ++k) {
+    for (int f = 0; f < kCols; ++f) rows[k * kCols + f] = input_[(k / points) * kCols + f];
+    rows[k * kCols + 1] = values[k];
+  }
+  const auto expected = Shap(*a_, rows, base * points);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_TRUE(SameBits(out[i], expected[i])) << i;
+}
+
+TEST_F(Programs, ContributionsOfAMaxEnsembleAreRefused) {
+  const std::vector<int64_t> code = {kCols, 0, 3, 0, 0, 1, 3, 0, 1, 2, 0, 1, 1, 3, 0, 1, 2, 1, 3, 2, 0, 1, 0};
+  Program program = DecodeProgram(code, {1, 1}, {a_, b_});
+  std::vector<double> out(kRows * (kCols + 1));
+  EXPECT_THROW(program.EvaluateContributions(Input(), kRows, nullptr, 1, kNoGrid, out.data()), std::invalid_argument);
+}
+
 TEST_F(Programs, RoutesGroupRowsAndUnroutedRowsAreNaN) {
   // node 0: model a, node 1: model b, node 2: route slot 0 -> [a, b]
   const std::vector<int64_t> code = {kCols, 1, 3, 0, 0, 0, 3, 0, 1, 2, 0, 1, 0, 3, 0, 1, 2, 2, 0, 2, 0, 1};
