@@ -48,6 +48,8 @@ CLIENT_SCRIPT = textwrap.dedent("""
         treescore.score(by_text, *[F.col(c) for c in features]).alias("bin"),
         treescore.score(by_path, kind="contrib", num_iterations=10).alias("contrib"),
         treescore.score(treescore.Ensemble([by_path, by_text], weights=[0.25, 0.75], combine="sum")).alias("blend"),
+        treescore.score(treescore.Ensemble([by_path, treescore.Member(by_text, raw=True)], weights=[0.25, 0.75],
+                                           combine="sum"), kind="contrib").alias("blend_contrib"),
         treescore.score_grid(by_text, vary={"x1": [-1.0, 0.5]}).alias("grid"))
     plan = io.StringIO()
     with contextlib.redirect_stdout(plan):
@@ -69,6 +71,7 @@ CLIENT_SCRIPT = textwrap.dedent("""
         "plan": plan.getvalue(),
         "reg": [r["reg"] for r in rows], "bin": [r["bin"] for r in rows],
         "contrib": [list(r["contrib"]) for r in rows], "blend": [r["blend"] for r in rows],
+        "blend_contrib": [list(r["blend_contrib"]) for r in rows],
         "grid": [list(r["grid"]) for r in rows], "named": [r[0] for r in named],
         "unknown": error(lambda: spark.sql("SELECT treescore_score('nope', 1.0)").collect()),
         "missing": error(lambda: treescore.register(spark, "gone", "/no/such/model.txt")),
@@ -171,6 +174,8 @@ def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster,
     assert_same_bits(got["bin"], binary)
     assert_same_bits(np.array(got["contrib"]), regression_booster.predict(x, pred_contrib=True, num_iteration=10))
     assert_same_bits(got["blend"], 0.25 * reg + 0.75 * binary)
+    assert_same_bits(np.array(got["blend_contrib"]), 0.25 * regression_booster.predict(x, pred_contrib=True) +
+                     0.75 * binary_booster.predict(x, pred_contrib=True))
     for k, value in enumerate([-1.0, 0.5]):
         at_value = x.copy()
         at_value[:, 1] = value

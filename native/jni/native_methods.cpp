@@ -127,7 +127,7 @@ void ReleaseProgram(JNIEnv* env, jclass, jlong handle) {
 jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong columns_address, jint num_cols, jlong row_stride,
                       jint num_rows, jlong route_address, jlong route_capacity, jint num_threads, jint grid_points,
                       jintArray grid_inputs, jlong grid_values_address, jlong grid_values_capacity, jint monotone,
-                      jint monotone_run, jlong out_address, jlong out_capacity) {
+                      jint monotone_run, jboolean contributions, jlong out_address, jlong out_capacity) {
   return Guarded<jlong>(env, 0, [&] {
     std::shared_ptr<Program> program = Programs().Get(handle);
     if (num_rows < 0) throw std::invalid_argument("negative row count");
@@ -137,7 +137,8 @@ jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong columns_address, 
     grid.varying = CopyArray<int32_t>(env, grid_inputs, &JNIEnv::GetIntArrayRegion);
     grid.values = reinterpret_cast<const double*>(grid_values_address);
     const FeatureBatch input = ColumnsAt(columns_address, num_cols, row_stride, num_rows / grid_points);
-    if (out_capacity < num_rows ||
+    const int64_t per_row = contributions ? program->contributions_per_row() : 1;
+    if (out_capacity / per_row < num_rows ||
         static_cast<int64_t>(num_rows) * program->num_route_slots() > route_capacity ||
         static_cast<int64_t>(num_rows) * static_cast<int64_t>(grid.varying.size()) > grid_values_capacity) {
       throw std::invalid_argument("a batch of " + std::to_string(num_rows) + " rows does not fit the buffers passed");
@@ -146,9 +147,12 @@ jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong columns_address, 
         (grid_values_address == 0 && grid_values_capacity > 0)) {
       throw std::invalid_argument("null buffer address");
     }
-    const auto stats = program->Evaluate(input, num_rows,
-                                         reinterpret_cast<const int32_t*>(route_address), num_threads, grid, monotone,
-                                         monotone_run, reinterpret_cast<double*>(out_address));
+    const auto* routes = reinterpret_cast<const int32_t*>(route_address);
+    auto* out = reinterpret_cast<double*>(out_address);
+    if (contributions && monotone != 0) throw std::invalid_argument("a monotone curve has no exact contributions");
+    const auto stats = contributions ? program->EvaluateContributions(input, num_rows, routes, num_threads, grid, out)
+                                     : program->Evaluate(input, num_rows, routes, num_threads, grid, monotone,
+                                                         monotone_run, out);
     return static_cast<jlong>(stats.escalated);
   });
 }
@@ -177,7 +181,7 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("allocatorInUseBytes"), const_cast<char*>("()J"), reinterpret_cast<void*>(&AllocatorInUseBytes)},
     {const_cast<char*>("compileProgram"), const_cast<char*>("([J[D[J)J"), reinterpret_cast<void*>(&CompileProgram)},
     {const_cast<char*>("releaseProgram"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseProgram)},
-    {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJIJIJJII[IJJIIJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},
+    {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJIJIJJII[IJJIIZJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},
 };
 
 constexpr const char* kFacadeClass = "treescore/nativelib/NativeMethods";

@@ -53,16 +53,17 @@ def score_model(model, features: Sequence, kind: str, start_iteration: int, num_
     return F.call_function("treescore_score_model", *args, *_columns(features))
 
 
-def score_scorable(scorable) -> Column:
+def score_scorable(scorable, kind: str = "prediction") -> Column:
     """An Ensemble, Routed, Cascade or Grid as its JSON spec plus the texts of its in-memory
     models; models loaded by path are named by path in the spec and read by the server."""
+    options = [] if kind == "prediction" else [F.create_map(F.lit("kind"), F.lit(kind))]
     path = getattr(scorable, "_path", None)
     if path is not None:
-        return F.call_function("treescore_score_model", F.lit(path))
+        return F.call_function("treescore_score_model", F.lit(path), *options)
     models: Dict[str, object] = {}
     spec = json.dumps({"treescore_spec": 1, "scorer": scorable._node(models)})
     texts = [F.lit(bytearray(m._text.encode("utf-8"))) for m in models.values()]
-    return F.call_function("treescore_score_spec", F.lit(spec), *texts)
+    return F.call_function("treescore_score_spec", F.lit(spec), *options, *texts)
 
 
 def register(session, name: str, path: str) -> None:

@@ -11,7 +11,7 @@ JVM. Everything nests: an ensemble of routes, a route of cascades, a grid over a
                                       derived={"price_after": "price * (1 - discount)"}, monotone="decreasing"))
 """
 import json
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 from pyspark.sql import Column
 
@@ -51,6 +51,11 @@ class Scorable:
 
     def describe(self) -> str:
         return self._java().describe()
+
+    def inputs(self) -> List[str]:
+        """The numeric inputs this scorer reads, in first-use order: kind="contrib" gives one
+        value per input in this order, then the expected value."""
+        return list(self._java().featureInputsArray())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.describe()})"
@@ -224,12 +229,14 @@ def load(path: str) -> Loaded:
 
 
 def score_grid(scorer, vary: Dict[str, Sequence[float]], derived: Optional[Dict[str, str]] = None,
-               monotone: str = "none") -> Column:
-    """Scores `scorer` (a Model or any scorer) at every grid point; see Grid.
+               monotone: str = "none", kind: str = "prediction") -> Column:
+    """Scores `scorer` (a Model or any scorer) at every grid point; see Grid. kind="contrib"
+    gives every point's exact SHAP values (array<array<double>>, see treescore.score), which
+    say why the curve bends.
 
     >>> df.withColumn("curve", score_grid(demand, vary={"discount": [0.0, 0.1, 0.2]},
     ...                                   derived={"price_after": "price * (1 - discount)"}))
     """
     from treescore.functions import score
 
-    return score(Grid(scorer, vary, derived, monotone))
+    return score(Grid(scorer, vary, derived, monotone), kind=kind)

@@ -40,7 +40,14 @@ def score(
     >>> df.withColumn("shap", score(model, "features", kind="contrib"))
 
     `model` may also be an Ensemble, Routed, Cascade, Grid or a loaded spec (see
-    treescore.ensembles); those read their inputs by column name.
+    treescore.ensembles); those read their inputs by column name and take kind "prediction"
+    or "contrib". Their contributions are exact SHAP values in the raw (link) space: one per
+    input (the scorer's inputs in first-use order, as describe() lists them) then the expected
+    value, per row, or per grid point for a grid. A weighted sum or mean gives its members'
+    weighted sum or mean, a route its chosen scorer's, a cascade the answering stage's; an
+    outermost transform is left out. min, max, median, clip, monotone curves and transformed
+    members of an ensemble (a binary model's probability: use Member(model, raw=True)) are
+    refused, naming why.
 
     On a Spark Connect client the call is built from SQL functions registered on the server
     (see treescore._connect); the scores are the same.
@@ -48,13 +55,18 @@ def score(
     from treescore.ensembles import Scorable
 
     if isinstance(model, Scorable):
-        if features or kind != "prediction" or start_iteration or num_iterations:
+        if features or start_iteration or num_iterations:
             raise ValueError("treescore: ensembles, routes, cascades and grids read their inputs by column name "
-                             "and return predictions; pass no columns, kind or iterations")
+                             "and score all iterations; pass no columns or iterations")
+        if kind not in ("prediction", "contrib"):
+            raise ValueError(f"treescore: ensembles, routes, cascades and grids score kind 'prediction' or 'contrib', "
+                             f"not '{kind}'")
         if _connect.active_connect_session() is not None:
-            return _connect.score_scorable(model)
+            return _connect.score_scorable(model, kind)
+        jvm = active_jvm()
         with jvm_errors():
-            return Column(active_jvm().treescore.functions.score(model._java()))
+            options = jvm.treescore.ScoreOptions(kind, 0, -1)
+            return Column(jvm.treescore.functions.score(model._java(), options))
     if kind not in KINDS:
         raise ValueError(f"treescore: unknown score kind '{kind}'; expected one of {', '.join(KINDS)}")
     if len(features) == 1 and isinstance(features[0], (list, tuple)):

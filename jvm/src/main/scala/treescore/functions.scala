@@ -7,10 +7,10 @@ import org.apache.spark.sql.treescore.ColumnBridge
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Expression
 
-import treescore.ensemble.{GridAxis, GridScorer, ModelScorer, Monotone, Scorable, Scorer}
+import treescore.ensemble.{Contributions, GridAxis, GridScorer, ModelScorer, Monotone, Scorable, Scorer}
 import treescore.execution.TaskScorers
 import treescore.expressions.{GridPoints, GridValue, ProgramScoreExpression, ScoreExpression}
-import treescore.model.TreeModel
+import treescore.model.{IterationRange, PredictKind, TreeModel}
 
 /**
  * treescore's public Scala API; the Python functions of the same names mirror it.
@@ -66,8 +66,34 @@ object functions {
    *   df.withColumn("units", score(demand))
    * }}}
    */
-  def score(scorable: Scorable): Column = scorable match {
-    case scorer: Scorer => program(scorer, None, Map.empty)
+  def score(scorable: Scorable): Column = score(scorable, ScoreOptions.Default)
+
+  /**
+   * An ensemble, route, cascade or grid with `options.kind` "prediction" (as above) or
+   * "contrib": per row (per grid point for a grid) its exact SHAP values in the raw (link)
+   * space, array<double> with one value per input in `featureInputs` order and the expected
+   * value last. Refused, naming why, where the combination is not linear
+   * ([[treescore.ensemble.Contributions]]).
+   *
+   * {{{ df.withColumn("why", score(demand, ScoreOptions(kind = "contrib"))) }}}
+   */
+  def score(scorable: Scorable, options: ScoreOptions): Column = {
+    val contributions = options.predictKind match {
+      case PredictKind.Prediction => false
+      case PredictKind.Contrib => true
+      case other => throw new IllegalArgumentException(s"treescore: ${scorable.describe} scores kind prediction or " +
+        s"contrib, not ${other.name}")
+    }
+    if (options.iterations != IterationRange.All) {
+      throw new IllegalArgumentException(s"treescore: ${scorable.describe} scores all iterations of its models; " +
+        "pass no start or number of iterations")
+    }
+    if (contributions) Contributions.requireExact(scorable)
+    scoreScorable(scorable, contributions)
+  }
+
+  private def scoreScorable(scorable: Scorable, contributions: Boolean): Column = scorable match {
+    case scorer: Scorer => program(scorer, None, Map.empty, contributions)
     case grid: GridScorer =>
       val parser = SparkSession.active.sessionState.sqlParser
       val varied = grid.varied.map(name => name -> GridValue(name)).toMap
@@ -76,7 +102,7 @@ object functions {
           case a: UnresolvedAttribute if a.nameParts.length == 1 && varied.contains(a.nameParts.head) => varied(a.nameParts.head)
         }
       }.toMap
-      program(grid.scorer, Some(GridPoints(grid.axes, grid.monotone)), derived ++ varied)
+      program(grid.scorer, Some(GridPoints(grid.axes, grid.monotone)), derived ++ varied, contributions)
   }
 
   /**
@@ -114,11 +140,12 @@ object functions {
   def scoreGrid(model: TreeModel, vary: String, values: Seq[Double], derived: Map[String, String],
       monotone: String): Column = scoreGrid(ModelScorer(model), vary, values, derived, monotone)
 
-  private def program(scorer: Scorer, grid: Option[GridPoints], computed: Map[String, Expression]): Column = {
+  private def program(scorer: Scorer, grid: Option[GridPoints], computed: Map[String, Expression],
+      contributions: Boolean): Column = {
     val features = scorer.featureInputs.map(name => computed.getOrElse(name, UnresolvedAttribute.quoted(name)))
     val keys = scorer.keyInputs.map(UnresolvedAttribute.quoted)
     ColumnBridge.column(ProgramScoreExpression(scorer, scorer.featureInputs, scorer.keyInputs, grid, features ++ keys,
-      TaskScorers))
+      TaskScorers, contributions))
   }
 
   private def byName(model: TreeModel, names: Seq[String]): Seq[Column] =

@@ -134,6 +134,28 @@ class EnsembleSuite extends SparkSuite {
     assert(rowAtATime == oneTask.select(grid).collect().toSeq)
   }
 
+  test("contributions: a weighted mean of members, a route and a cascade combine their members' SHAP values") {
+    val binRaw = ModelScorer(binaryModel, binaryModel.featureNames, raw = true)
+    val ens = EnsembleScorer(Seq(Member(reg, 0.7), Member(binRaw, 0.3)))
+    val nested = RoutedScorer("market", Seq("DE" -> ens, "FR" -> CascadeScorer(bin, reg, 0.3, 0.7)))
+    val contrib = ScoreOptions(kind = "contrib")
+    val features = regressionModel.featureNames.map(col)
+    def run() = keyed.select(col("market"), col("binary"), score(regressionModel, contrib, features: _*).as("r"),
+      score(binaryModel, contrib, features: _*).as("b"), score(nested, contrib).as("y")).collect().toSeq
+    val rows = run()
+    rows.foreach { r =>
+      val (a, b) = (r.getSeq[Double](2), r.getSeq[Double](3))
+      val expected = if (r.getString(0) == "DE") a.zip(b).map { case (x, y) => (0.7 * x + 0.3 * y) / (0.7 + 0.3) }
+        else if (r.getDouble(1) < 0.3 || r.getDouble(1) > 0.7) b else a
+      assert(r.getSeq[Double](4).map(java.lang.Double.doubleToRawLongBits) == expected.map(java.lang.Double.doubleToRawLongBits))
+    }
+    assert(rows.map(_.getString(0)).distinct.length == 2)
+    assert(run() == withBatchingDisabled(run()))
+    val refused = intercept[IllegalArgumentException](score(EnsembleScorer(Seq(Member(reg), Member(bin))), contrib))
+    assert(refused.getMessage.contains("objective (binary) transforms the raw score before the ensemble combines it"),
+      refused.getMessage)
+  }
+
   test("bad specs are refused with the offending part named") {
     assert(intercept[IllegalArgumentException](EnsembleScorer(Nil)).getMessage ==
       "treescore: an ensemble needs at least one member")

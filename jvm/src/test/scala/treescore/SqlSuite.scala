@@ -120,12 +120,14 @@ class SqlSuite extends SparkSuite {
     assert(missing.contains("/no/such/model.txt"), missing)
   }
 
-  test("a bad feature count or an option for an ensemble is an analysis error") {
+  test("a bad feature count, or features or a kind other than contrib for an ensemble, is an analysis error") {
     val few = analysisError(spark.sql("SELECT treescore_score('reg', f0, f1) FROM rows"))
     assert(few.contains("treescore"), few)
     ModelRegistry.register(spark, "ens", EnsembleScorer(Seq(Member(ModelScorer(regressionModel)))))
     val withColumns = analysisError(spark.sql("SELECT treescore_score('ens', f0) FROM rows"))
-    assert(withColumns.contains("pass no feature columns or options"), withColumns)
+    assert(withColumns.contains("pass no feature columns"), withColumns)
+    val leaves = analysisError(spark.sql("SELECT treescore_score('ens', map('kind', 'leaf')) FROM rows"))
+    assert(leaves.contains("scores kind prediction or contrib, not leaf"), leaves)
     val kind = analysisError(spark.sql("SELECT treescore_score('reg', map('kind', 'shap')) FROM rows"))
     assert(kind.contains("unknown score kind 'shap'"), kind)
   }

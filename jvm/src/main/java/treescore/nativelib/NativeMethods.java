@@ -76,8 +76,9 @@ public final class NativeMethods {
    * inputs listed in gridInputs take each point's own value from the grid values (off-heap,
    * numRows x gridInputs.length; 0 address when there are none). Route indices are off-heap
    * int32, numRows x route slots (0 address when there are none). monotone 1 (running max),
-   * -1 (running min) or 0 applies along each run of monotoneRun points. Returns how many rows
-   * a cascade escalated.
+   * -1 (running min) or 0 applies along each run of monotoneRun points. With contributions,
+   * each row gets its SHAP values instead, numCols + 1 doubles (see Program::EvaluateContributions;
+   * monotone must be 0). Returns how many rows a cascade escalated.
    */
   public static native long evaluateProgram(
       long handle,
@@ -94,6 +95,7 @@ public final class NativeMethods {
       long gridValuesCapacity,
       int monotone,
       int monotoneRun,
+      boolean contributions,
       long outAddress,
       long outCapacity);
 

@@ -5,6 +5,10 @@ import treescore.model.TreeModel
 /** Anything `score` accepts besides a plain model: a [[Scorer]] (one double per row) or a [[GridScorer]]. */
 sealed trait Scorable extends Serializable {
   def describe: String
+  /** The numeric inputs read, distinct, in first-use order: the order contributions list them in. */
+  def featureInputs: Seq[String]
+  /** featureInputs for Python (py4j). */
+  def featureInputsArray: Array[String] = featureInputs.toArray
 }
 
 /**
@@ -15,8 +19,6 @@ sealed trait Scorable extends Serializable {
  * and, for routing, named key columns. Nesting is free: ensembles of routes of cascades...
  */
 sealed trait Scorer extends Scorable {
-  /** The numeric inputs this scorer reads, distinct, in first-use order. */
-  def featureInputs: Seq[String]
   /** The key columns routing reads, distinct, in first-use order. */
   def keyInputs: Seq[String]
   /** The distinct models inside, in first-use order. */
@@ -235,6 +237,7 @@ final case class GridScorer(scorer: Scorer, axes: Seq[GridAxis], derived: Seq[(S
     Scorer.invalid(s"the grid has ${axes.map(_.values.length.toLong).product} points; at most ${GridScorer.MaxPoints} per row")
   }
 
+  def featureInputs: Seq[String] = scorer.featureInputs
   /** The varied inputs, in axis order. */
   def varied: Seq[String] = axes.map(_.input)
   /** Scores per row: the product of the axes' sizes. */

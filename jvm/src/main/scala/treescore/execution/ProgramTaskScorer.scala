@@ -28,6 +28,7 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
 
   private val pointValues = call.grid.map(_.valuesAt).getOrElse(Array(Array.empty[Double]))
   private val gridPoints = call.pointsPerRow
+  private val valuesPerPoint = call.valuesPerPoint
   private val numVarying = inputs.varying.length
   private val numSlots = encoded.routeSlots.length
 
@@ -54,7 +55,7 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
     metrics.get("featureWriteTime").foreach(_ += start - written)
     val escalated = program.evaluate(fixedInputs.columns, total, if (numSlots > 0) Some(buffers.routes) else None,
       nativeThreads, gridPoints, inputs.varying, buffers.gridValues, call.grid.map(_.monotone.code).getOrElse(0),
-      call.grid.map(_.run).getOrElse(1), buffers.outputs)
+      call.grid.map(_.run).getOrElse(1), call.contributions, buffers.outputs)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
     metrics.get("escalatedRows").foreach(_ += escalated)
     metrics.get(TaskScorers.rowsMetric(engine)).foreach(_ += total)
@@ -75,9 +76,13 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
   }
 
   override def result(i: Int): Any = {
-    def value(j: Long): Any = {
+    // Point j's value, or its contributions; NaN only comes from a route that scores null.
+    def value(j: Long): Any = if (call.contributions) {
+      val values = Array.tabulate(valuesPerPoint)(v => buffers.outputs.get(j * valuesPerPoint + v))
+      if (values.last.isNaN && call.scorer.nullable) null else new GenericArrayData(values)
+    } else {
       val v = buffers.outputs.get(j)
-      if (v.isNaN && call.scorer.nullable) null else v // NaN only comes from a route that scores null
+      if (v.isNaN && call.scorer.nullable) null else v
     }
     if (call.grid.isEmpty) value(i)
     else new GenericArrayData(Array.tabulate[Any](gridPoints)(k => value(i.toLong * gridPoints + k)))
@@ -110,7 +115,7 @@ private[treescore] object ProgramTaskScorer {
     val buffers = ProgramBuffers(
       gridValues = owned(new OffHeapDoubles(expandedRows * inputs.varying.length)),
       routes = owned(new OffHeapInts(expandedRows * encoded.routeSlots.length)),
-      outputs = owned(new OffHeapDoubles(expandedRows)))
+      outputs = owned(new OffHeapDoubles(expandedRows * call.valuesPerPoint)))
     new ProgramTaskScorer(call, engine, encoded, program, inputs, fixedInputs, keys, bound.drop(numInputs).map(_.dataType),
       buffers, nativeThreads, metrics, owned)
   }

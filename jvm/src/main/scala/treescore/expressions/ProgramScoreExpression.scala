@@ -32,17 +32,22 @@ final case class GridPoints(axes: Seq[GridAxis], monotone: Monotone) {
  * `score(ensemble | route | cascade | grid)`: a [[Scorer]] evaluated natively over each batch.
  * `children` are the scorer's numeric inputs (named `featureInputs`, in that order) followed
  * by its routing keys (`keyInputs`). For a grid, inputs may read [[GridValue]]; the result is
- * array<double>, one score per grid point.
+ * array<double>, one score per grid point. With `contributions`, each score is replaced by its
+ * SHAP values in the raw space (array<double>: one per feature input, in order, then the
+ * expected value; see [[treescore.ensemble.Contributions]]).
  */
 case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], keyInputs: Seq[String],
-    grid: Option[GridPoints], children: Seq[Expression], rowScoring: RowScoring)
+    grid: Option[GridPoints], children: Seq[Expression], rowScoring: RowScoring, contributions: Boolean = false)
   extends BatchableScore with CodegenFallback {
 
   override def models: Seq[TreeModel] = scorer.models
-  /** Members give one prediction or raw score per row, which every engine serves. */
-  override def modelKind: PredictKind = PredictKind.Prediction
+  /** Members give one prediction or raw score per row, which every engine serves; TreeSHAP only LightGBM's. */
+  override def modelKind: PredictKind = if (contributions) PredictKind.Contrib else PredictKind.Prediction
   override def pointsPerRow: Int = grid.map(_.size).getOrElse(1)
-  override def dataType: DataType = if (grid.isDefined) ArrayType(DoubleType, scorer.nullable) else DoubleType
+  /** Doubles per grid point: one score, or the contributions of every input and the expected value. */
+  def valuesPerPoint: Int = if (contributions) featureInputs.length + 1 else 1
+  private def pointType: DataType = if (contributions) ArrayType(DoubleType, false) else DoubleType
+  override def dataType: DataType = if (grid.isDefined) ArrayType(pointType, scorer.nullable) else pointType
   override def nullable: Boolean = grid.isEmpty && scorer.nullable
   override def prettyName: String = "treescore_score"
 
@@ -60,7 +65,8 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
 
   override def toString: String = {
     val gridPart = grid.map(g => s", ${g.describe}").getOrElse("")
-    s"$prettyName(${scorer.describe}$gridPart, ${ScoreExpression.listed(children.map(_.toString))})"
+    val kindPart = if (contributions) ", contrib" else ""
+    s"$prettyName(${scorer.describe}$gridPart$kindPart, ${ScoreExpression.listed(children.map(_.toString))})"
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): ProgramScoreExpression =

@@ -14,7 +14,8 @@ final case class ModelHeader(
     numTreesPerIteration: Int,
     numTrees: Int,
     objective: Option[String],
-    linearTrees: Boolean = false)
+    linearTrees: Boolean = false,
+    predictionIsRaw: Boolean = false)
 
 /** The model text is not a well-formed LightGBM model; `problem` says where and why. */
 final class InvalidModelException(val source: String, val problem: String)
@@ -33,6 +34,18 @@ final class InvalidModelException(val source: String, val problem: String)
 object ModelText {
 
   def parse(text: String, source: String): ModelHeader = new Parser(text, source).parse()
+
+  /**
+   * Whether an objective line ("binary sigmoid:1", "regression sqrt", ...) makes LightGBM's
+   * prediction the raw score unchanged: the regression and ranking objectives, without the
+   * square root that `reg_sqrt` adds (LightGBM's ObjectiveFunction::ConvertOutput). A model
+   * trained with a custom objective has none of these lines' transforms either.
+   */
+  private[model] def identityOutput(objective: Seq[String]): Boolean =
+    IdentityObjectives.contains(objective.head) && !objective.contains("sqrt")
+
+  private val IdentityObjectives =
+    Set("regression", "regression_l1", "huber", "fair", "quantile", "mape", "lambdarank", "rank_xendcg", "custom")
 
   private final class Parser(text: String, source: String) {
     // Tree offsets in tree_sizes are byte counts; Latin-1 maps each byte to one char.
@@ -95,8 +108,9 @@ object ModelText {
       // feature_infos holds "[min:max]" for a numerical feature, "none" for an unused one and
       // the category list "c1:c2:..." for a categorical one.
       val categorical = names.zip(infos).collect { case (name, info) if !info.startsWith("[") && info != "none" => name }
-      ModelHeader(names, categorical, numClasses, perIteration, numTrees, header.get("objective").map(_.split(' ').head),
-        linearTrees)
+      val objective = header.get("objective").map(_.split(' ').toSeq)
+      ModelHeader(names, categorical, numClasses, perIteration, numTrees, objective.map(_.head), linearTrees,
+        objective.forall(identityOutput))
     }
 
     /** Why text that does not start with 'tree' is not a model, naming the usual mix-ups. */

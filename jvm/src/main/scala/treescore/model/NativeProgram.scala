@@ -19,15 +19,16 @@ final class NativeProgram private (handle: Long) extends AutoCloseable {
    * value from `gridValues` (numRows x gridInputs.length). Route indices are row-major int32
    * per route slot, or None when the program has no routes. A monotone curve (`monotoneCode`
    * 1 running max, -1 running min, 0 none) runs along each run of `monotoneRun` points.
-   * Returns how many rows a cascade escalated.
+   * With `contributions`, each row gets its SHAP values instead: inputs.numColumns + 1 doubles
+   * (native/src/program.h, Program::EvaluateContributions). Returns how many rows a cascade escalated.
    */
   def evaluate(inputs: FeatureColumns, numRows: Int, routes: Option[OffHeapInts], numThreads: Int, gridPoints: Int,
       gridInputs: Array[Int], gridValues: OffHeapDoubles, monotoneCode: Int, monotoneRun: Int,
-      out: OffHeapDoubles): Long = {
+      contributions: Boolean, out: OffHeapDoubles): Long = {
     require(numRows / gridPoints <= inputs.numRows, s"${numRows / gridPoints} base rows, ${inputs.numRows} in the inputs")
     NativeMethods.evaluateProgram(handle, inputs.address, inputs.numColumns, inputs.rowStride, numRows,
       routes.map(_.address).getOrElse(0L), routes.map(_.capacity).getOrElse(0L), numThreads, gridPoints, gridInputs,
-      gridValues.address, gridValues.capacity, monotoneCode, monotoneRun, out.address, out.capacity)
+      gridValues.address, gridValues.capacity, monotoneCode, monotoneRun, contributions, out.address, out.capacity)
   }
 
   override def close(): Unit = if (closed.compareAndSet(false, true)) NativeMethods.releaseProgram(handle)

@@ -82,6 +82,8 @@ final class TreeModel private (modelText: String, val source: String) extends Se
   def numTrees: Int = header.numTrees
   def numIterations: Int = header.numTrees / header.numTreesPerIteration
   def objective: Option[String] = header.objective
+  /** Whether the prediction is the raw score itself (an objective without an output transform). */
+  def predictionIsRaw: Boolean = header.predictionIsRaw
   /** Whether some tree has linear leaves (LightGBM's linear_tree), which only LightGBM's engine evaluates. */
   def hasLinearTrees: Boolean = header.linearTrees
 

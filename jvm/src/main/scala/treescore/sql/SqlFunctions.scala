@@ -22,11 +22,12 @@ import treescore.ensemble.{GridScorer, ModelScorer, Scorable, Scorer, SpecIO}
  *   treescore_score_grid('demand_v3', 'discount', array(0.0, 0.05, 0.1)
  *                        [, map('price_after', 'price * (1 - discount)') [, 'decreasing']])
  *   treescore_score_model('/models/m.txt' | X'...model text bytes...', [options,] f1, ...)
- *   treescore_score_spec('{"treescore_spec": 1, ...}', model_text_bytes, ...)
+ *   treescore_score_spec('{"treescore_spec": 1, ...}', [map('kind', 'contrib'),] model_text_bytes, ...)
  *   treescore_describe('demand_v3')
  * }}}
  * Options are a map of strings: kind (prediction, raw, leaf, contrib), start_iteration,
- * num_iterations. The model, name, spec and options must be literals.
+ * num_iterations; an ensemble, route, cascade or grid takes kind prediction or contrib only.
+ * The model, name, spec and options must be literals.
  */
 object SqlFunctions {
   type Builder = Seq[Expression] => Expression
@@ -79,7 +80,10 @@ object SqlFunctions {
   private def scoreSpec(args: Seq[Expression]): Expression = {
     val fn = "treescore_score_spec"
     val spec = text(args, 0, fn, "a scorer spec (JSON)")
-    val models = args.indices.drop(1).map(i => literal(args, i, fn, "a model's text (binary)") match {
+    val options = args.lift(1).collect {
+      case first if first.resolved && first.dataType.isInstanceOf[MapType] => scoreOptions(stringMap(first, fn, "options"))
+    }
+    val models = args.indices.drop(if (options.isDefined) 2 else 1).map(i => literal(args, i, fn, "a model's text (binary)") match {
       case (bytes: Array[Byte], BinaryType) => ModelSources.fromBytes(bytes)
       case (_, other) => throw new IllegalArgumentException(
         s"treescore: $fn takes model texts (binary) after the spec, got ${other.simpleString}")
@@ -89,7 +93,7 @@ object SqlFunctions {
       case ModelScorer(model, _, _) => model
       case other => throw new IllegalArgumentException(s"'$path' holds ${other.describe}, expected a model file")
     }, models.map(m => m.contentHash -> m).toMap)
-    ColumnBridge.expression(functions.score(scorable))
+    ColumnBridge.expression(functions.score(scorable, options.getOrElse(ScoreOptions.Default)))
   }
 
   private def describe(args: Seq[Expression]): Expression = {
@@ -109,10 +113,10 @@ object SqlFunctions {
     scorable match {
       case ModelScorer(model, columns, false) if columns == model.featureNames =>
         ColumnBridge.expression(functions.score(model, options, features.map(ColumnBridge.column): _*))
-      case other if features.nonEmpty || options != ScoreOptions.Default =>
+      case other if features.nonEmpty =>
         throw new IllegalArgumentException(s"treescore: $what is ${other.describe}, which reads its inputs from the " +
-          "columns named like them and returns predictions: pass no feature columns or options")
-      case other => ColumnBridge.expression(functions.score(other))
+          "columns named like them: pass no feature columns")
+      case other => ColumnBridge.expression(functions.score(other, options))
     }
   }
 
