@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pyspark
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 import treescore
 
@@ -91,6 +92,14 @@ def feature_frame(spark, folder, rows: int, seed: int):
     path = str(folder / "rows.parquet")
     write_parquet(path, x, np.zeros(x.shape, dtype=bool))
     return spark.read.parquet(path), x
+
+
+def market_frame(spark, folder, rows: int, seed: int):
+    """feature_frame plus a string column `market` cycling DE, FR, IT by id, and those markets."""
+    df, x = feature_frame(spark, folder, rows, seed)
+    names = ["DE", "FR", "IT"]
+    df = df.withColumn("market", F.element_at(F.array(*[F.lit(m) for m in names]), (F.col("id") % 3 + 1).cast("int")))
+    return df, x, np.array(names)[np.arange(len(x)) % 3]
 
 
 def plan_of(df) -> str:

@@ -9,10 +9,9 @@ so these tests run on the LightGBM engine, which `auto` picks for them.
 import lightgbm as lgb
 import numpy as np
 import pytest
-from pyspark.sql import functions as F
 
 import treescore
-from conftest import FEATURE_NAMES, assert_same_bits, collect, feature_frame, plan_of, train
+from conftest import FEATURE_NAMES, assert_same_bits, collect, market_frame, plan_of, train
 
 
 @pytest.fixture(scope="module")
@@ -27,11 +26,7 @@ def models(boosters):
 
 @pytest.fixture(scope="module")
 def data(spark, tmp_path_factory):
-    df, x = feature_frame(spark, tmp_path_factory.mktemp("contrib"), 3_000, seed=71)
-    markets = np.array(["DE", "FR", "IT"])[np.arange(len(x)) % 3]
-    df = df.withColumn("market", F.element_at(F.array(*[F.lit(m) for m in ["DE", "FR", "IT"]]),
-                                              (F.col("id") % 3 + 1).cast("int")))
-    return df, x, markets
+    return market_frame(spark, tmp_path_factory.mktemp("contrib"), 3_000, seed=71)
 
 
 def on_inputs(booster, x, inputs, columns=None):

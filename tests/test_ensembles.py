@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import assert_same_bits, collect, feature_frame, plan_of, train
+from conftest import assert_same_bits, collect, market_frame, plan_of, train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,11 +28,7 @@ def boosters():
 
 @pytest.fixture(scope="module")
 def data(spark, tmp_path_factory):
-    df, x = feature_frame(spark, tmp_path_factory.mktemp("ens"), 6_000, seed=61)
-    markets = np.array(["DE", "FR", "IT"])[np.arange(len(x)) % 3]
-    df = df.withColumn("market", F.element_at(F.array(*[F.lit(m) for m in ["DE", "FR", "IT"]]),
-                                                                      (F.col("id") % 3 + 1).cast("int")))
-    return df, x, markets
+    return market_frame(spark, tmp_path_factory.mktemp("ens"), 6_000, seed=61)
 
 
 def weighted(predictions, weights, combine):

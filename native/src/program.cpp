@@ -77,6 +77,33 @@ bool WholeGrids(const std::vector<int64_t>& rows, int points) {
 
 namespace {
 
+// A route node's rows grouped by route index, so that each route's scorer is called once for
+// all of its rows: each route's rows and their positions among `rows`, and the positions of
+// the rows with index -1, which score null.
+struct RouteGroups {
+  RouteGroups(const RouteNode& route, const int32_t* route_index, int num_slots, const std::vector<int64_t>& all)
+      : rows(route.routes.size()), positions(route.routes.size()) {
+    for (size_t i = 0; i < all.size(); ++i) {
+      const int32_t r = route_index[all[i] * num_slots + route.slot];
+      if (r < 0) {
+        unrouted.push_back(i);
+      } else if (static_cast<size_t>(r) >= rows.size()) {
+        throw std::invalid_argument("route index " + std::to_string(r) + " out of range");
+      } else {
+        rows[r].push_back(all[i]);
+        positions[r].push_back(i);
+      }
+    }
+  }
+  std::vector<std::vector<int64_t>> rows;
+  std::vector<std::vector<size_t>> positions;
+  std::vector<size_t> unrouted;
+};
+
+}  // namespace
+
+namespace {
+
 // A model's base rows, named by their first grid point (the row itself without a grid): a view
 // of the program's batch where they are its first rows in order, as when a whole batch is
 // scored, otherwise (a route's group, a cascade's escalated rows) gathered into a matrix.
@@ -255,26 +282,14 @@ void Program::EvalNode(int index, const Batch& batch, const std::vector<int64_t>
       out[i] = ApplyTransforms(CombineRow(ensemble->combine, weighted, weight_sum, &scratch), ensemble->transforms);
     }
   } else if (const auto* route = std::get_if<RouteNode>(&node)) {
-    // Group the rows by route so each route's model is called once for all of its rows.
-    std::vector<std::vector<int64_t>> groups(route->routes.size());
-    std::vector<std::vector<size_t>> positions(route->routes.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const int32_t r = batch.route_index[rows[i] * num_route_slots_ + route->slot];
-      if (r < 0) {
-        out[i] = std::numeric_limits<double>::quiet_NaN();
-      } else if (static_cast<size_t>(r) >= groups.size()) {
-        throw std::invalid_argument("route index " + std::to_string(r) + " out of range");
-      } else {
-        groups[r].push_back(rows[i]);
-        positions[r].push_back(i);
-      }
-    }
+    const RouteGroups groups(*route, batch.route_index, num_route_slots_, rows);
+    for (size_t i : groups.unrouted) out[i] = std::numeric_limits<double>::quiet_NaN();
     std::vector<double> scored;
-    for (size_t r = 0; r < groups.size(); ++r) {
-      if (groups[r].empty()) continue;
-      scored.assign(groups[r].size(), 0);
-      EvalNode(route->routes[r], batch, groups[r], scored.data(), stats);
-      for (size_t k = 0; k < groups[r].size(); ++k) out[positions[r][k]] = scored[k];
+    for (size_t r = 0; r < groups.rows.size(); ++r) {
+      if (groups.rows[r].empty()) continue;
+      scored.assign(groups.rows[r].size(), 0);
+      EvalNode(route->routes[r], batch, groups.rows[r], scored.data(), stats);
+      for (size_t k = 0; k < groups.rows[r].size(); ++k) out[groups.positions[r][k]] = scored[k];
     }
   } else {
     const auto& cascade = std::get<CascadeNode>(node);
@@ -327,26 +342,17 @@ void Program::EvalContributions(int index, const Batch& batch, const std::vector
       for (size_t i = 0; i < member.size(); ++i) out[i] /= weight_sum;
     }
   } else if (const auto* route = std::get_if<RouteNode>(&node)) {
-    std::vector<std::vector<int64_t>> groups(route->routes.size());
-    std::vector<std::vector<size_t>> positions(route->routes.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const int32_t r = batch.route_index[rows[i] * num_route_slots_ + route->slot];
-      if (r < 0) {
-        std::fill(out + i * width, out + (i + 1) * width, std::numeric_limits<double>::quiet_NaN());
-      } else if (static_cast<size_t>(r) >= groups.size()) {
-        throw std::invalid_argument("route index " + std::to_string(r) + " out of range");
-      } else {
-        groups[r].push_back(rows[i]);
-        positions[r].push_back(i);
-      }
+    const RouteGroups groups(*route, batch.route_index, num_route_slots_, rows);
+    for (size_t i : groups.unrouted) {
+      std::fill(out + i * width, out + (i + 1) * width, std::numeric_limits<double>::quiet_NaN());
     }
     std::vector<double> scored;
-    for (size_t r = 0; r < groups.size(); ++r) {
-      if (groups[r].empty()) continue;
-      scored.assign(groups[r].size() * width, 0);
-      EvalContributions(route->routes[r], batch, groups[r], scored.data(), stats);
-      for (size_t k = 0; k < groups[r].size(); ++k) {
-        std::copy_n(scored.data() + k * width, width, out + positions[r][k] * width);
+    for (size_t r = 0; r < groups.rows.size(); ++r) {
+      if (groups.rows[r].empty()) continue;
+      scored.assign(groups.rows[r].size() * width, 0);
+      EvalContributions(route->routes[r], batch, groups.rows[r], scored.data(), stats);
+      for (size_t k = 0; k < groups.rows[r].size(); ++k) {
+        std::copy_n(scored.data() + k * width, width, out + groups.positions[r][k] * width);
       }
     }
   } else {
