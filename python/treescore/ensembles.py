@@ -184,7 +184,7 @@ class Cascade(Scorable):
         region meets the target it escalates every row, and says so.
 
         >>> cascade = treescore.Cascade.fit(model, df.sample(0.01), target_agreement=0.99)
-        >>> cascade   # FittedCascade(agreement 0.9903 ... on 30,000 held-out rows ..., escalation 18.20%; ...)
+        >>> cascade   # FittedCascade(agreement 0.9903 ... on 30,000 held-out rows ..., escalation 18.18%; ...)
         >>> df.withColumn("p", treescore.score(cascade))
         """
         from treescore import cascade_fit  # it imports this module; fitting needs lightgbm, scoring does not
