@@ -209,6 +209,39 @@ def shapes_table(results: List[Result]) -> List[str]:
     return lines
 
 
+def cascade_table(results: List[Result], diagnostics: Dict) -> List[str]:
+    """The expensive classifier alone against the cascade Cascade.fit made for it, on the same
+    cached rows, then what the cascade's outputs measured: agreement, escalation, exactness."""
+    measured = {r.method: r for r in results if r.workload == "cascade"}
+    if not measured:
+        return ["Not measured in this run (`python -m bench --only cascade`)."]
+    alone = measured.get("expensive")
+    lines = ["| scorer | rows timed | rows/s (median) | vs the expensive model alone | CPU us/row | peak RSS MiB |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in (measured[k] for k in ("expensive", "cascade") if k in measured):
+        lines.append(f"| {r.note} | {r.rows:,} | {_rate(r)} | {_ratio(r, alone)} | {_cpu(r)} | {_mib(r.peak_bytes)} |")
+    info = diagnostics.get("cascade")
+    if not info:
+        return lines + ["", "The section stopped before its outputs were checked (see the notes)."]
+    fit, shape = info["fit"], info["expensive"]
+    escalation = (f"{info['escalation_rate']:.2%} ({info['escalated_rows']:,} rows)" if info["escalated_rows"] is not None
+                  else "not read")
+    lines += ["", f"The expensive model: a binary classifier, {shape['trees']} trees x {shape['leaves']} leaves on "
+                  f"{shape['features']} features. Cascade.fit (its defaults; target agreement {info['target_agreement']} "
+                  f"by class at 0.5) took {fit['seconds']:.1f} s on {fit['sample_rows']:,} sample rows: a cheap model of "
+                  f"{fit['cheap_trees']} trees on {len(fit['features'])} features ({', '.join(fit['features'])}), "
+                  f"accepting its output below {fit['accept_below']:.4g} or above {fit['accept_above']:.4g}.", "",
+              "| over the scored rows | measured | Cascade.fit's estimate on its held-out rows |", "|---|---:|---:|",
+              f"| agreement with the expensive model's Booster.predict (same side of 0.5), all {info['rows']:,} rows | "
+              f"{info['agreement']:.2%} | {fit['agreement']:.2%} ({fit['held_out_rows']:,} rows) |",
+              f"| escalation rate (BatchScore's rows escalated by cascades) | {escalation} | {fit['escalation_rate']:.2%} |",
+              "| cascade outputs bit-identical to a NumPy cascade (cheap and expensive Booster.predict, the thresholds) | "
+              f"{info['cascade_identical_to_reference_share']:.2%} | |",
+              f"| the expensive model alone: outputs bit-identical to Booster.predict | "
+              f"{info['expensive_identical_share']:.2%} | |"]
+    return lines
+
+
 # Predictions per timed row: C's rows are input rows, each scored at every grid level.
 PREDICTIONS_PER_ROW = {"C": GRID_LEVELS}
 DAILY_PREDICTIONS, WINDOW_HOURS = 6e9, 4  # the talk's workload: 6 billion predictions a day
@@ -369,7 +402,7 @@ def setup(sizes: Sizes, ensemble) -> Dict[str, str]:
                 "spark.read splits them (default 128 MB splits)",
         "rows": f"A {sizes.rows_a:,}; B {sizes.rows_b:,}; C {sizes.rows_c:,} x {GRID_LEVELS} levels; batch sweep "
                 f"{sizes.sweep_rows:,} in {CORES} partitions; scaling {scaling}; other model shapes "
-                f"{sizes.rows_shapes:,}",
+                f"{sizes.rows_shapes:,}; cascade A's {sizes.rows_a:,}, fitted on {sizes.cascade_sample_rows:,} other rows",
         "Spark": f"local[{CORES}], driver memory {sizes.driver_memory}, default Arrow batch 10,000 rows, "
                  "default treescore batch 8,192 rows and 1 native thread",
         "timing": (f"median of {sizes.runs} timed runs after one untimed warm-up run of the same method on "
@@ -384,7 +417,7 @@ def parts_table(parts: Dict[str, Dict]) -> List[str]:
     lines = ["| section | finished | took | command | load average (1, 5, 15 min) and CPU pressure: start; end | "
              "parallel speed per core (2 processes vs 1) | JVM warm-up before it |",
              "|---|---|---:|---|---|---|---|"]
-    order = ["A", "B", "C", "batch", "scaling", "engines", "shapes", "synapseml"]
+    order = ["A", "B", "C", "batch", "scaling", "engines", "shapes", "synapseml", "cascade"]
     for name, info in sorted(parts.items(), key=lambda item: order.index(item[0])):
         warm = info.get("jvm_warm_up")
         warm_text = (f"{warm['rounds']} rounds of treescore (batched and rule off) over {warm['rows']:,} rows "
@@ -461,7 +494,11 @@ def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, par
             "Each engine scores the same float64 matrix in this process, outside Spark (bench/engines.py).", "",
             *engines_table(results, diagnostics), "", "## Other model shapes (workload A)", "",
             "Workload A's cached rows scored by one model of each shape (its first columns of the same table).", "",
-            *shapes_table(results), "", "## SynapseML, side by side (Spark 3.5)", "",
+            *shapes_table(results), "", "## Automatic cascade (Cascade.fit, workload A's rows)", "",
+            "An expensive binary classifier scored by treescore alone and as the second stage of the cascade "
+            "Cascade.fit made for it (bench/cascade.py), over the same cached rows in the same run; then the cascade's "
+            "outputs on every one of those rows against the expensive model's own Booster.predict.", "",
+            *cascade_table(results, diagnostics), "", "## SynapseML, side by side (Spark 3.5)", "",
             *synapse_table(results, agree, diagnostics), "", "## What it costs", "",
             "CPU time is what each method's processes used over its timed runs (the Spark JVM with its Python "
             "workers; for the limits, this process), so it counts every core's work, not wall time.", "",

@@ -84,7 +84,7 @@ def _plan_nodes(plan):
 
 
 BATCH_SCORE_METRICS = ("numOutputRows", "numBatches", "inputTime", "featureWriteTime", "nativeTime", "modelLoadTime",
-                       "featureValuesWritten", "featureValuesInPlace")
+                       "featureValuesWritten", "featureValuesInPlace", "escalatedRows")
 
 
 def batch_score_metrics(frame) -> Tuple[Optional[Dict[str, int]], str]:

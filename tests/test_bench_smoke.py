@@ -65,15 +65,28 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
                        ("SHAP35", "synapseml"): "ok", ("SHAP35", "treescore"): "ok"}
     assert first["agreement"]["A35"]["treescore_batched"]["identical_share"] == 1.0
     assert first["agreement"]["SHAP35"]["treescore"]["identical_share"] == 1.0
+    # The cascade: the expensive classifier alone and the cascade Cascade.fit made for it, timed
+    # on the same rows, and the cascade's outputs over those rows checked against Booster.predict.
+    cascade = {r["method"]: r for r in first["results"] if r["workload"] == "cascade"}
+    assert {m: r["status"] for m, r in cascade.items()} == {"expensive": "ok", "cascade": "ok"}
+    assert cascade["expensive"]["rows"] == cascade["cascade"]["rows"]
+    checked = first["diagnostics"]["cascade"]
+    assert checked["expensive_identical_share"] == 1.0 and checked["cascade_identical_to_reference_share"] == 1.0
+    assert checked["escalated_rows"] == checked["reference_escalated_rows"]  # the operator's count, NumPy's
+    assert 0 < checked["agreement"] <= 1 and checked["fit"]["agreement"] >= checked["target_agreement"]
+    section = report.split("## Automatic cascade", 1)[1].split("\n## ", 1)[0]
+    assert "| treescore, the expensive model alone |" in section and "| treescore, the fitted cascade |" in section
+    assert f"{checked['agreement']:.2%}" in section and f"({checked['escalated_rows']:,} rows)" in section
 
     # A second part that reruns only scaling keeps A, B, C and the batch sweep from the first
     # part as they were, replaces the scaling rows, and says which part ran which section.
     second = _bench(tmp_path, "--only", "scaling", "--merge")
-    for workload in ("A", "B", "C", "batch"):
+    for workload in ("A", "B", "C", "batch", "cascade"):
         assert _rows(second["results"], workload) == _rows(first["results"], workload), workload
     assert _rows(second["results"], "scaling") != _rows(first["results"], "scaling")
     assert len(_rows(second["results"], "scaling")) == len(_rows(first["results"], "scaling"))
     assert second["sections"]["A"] == first["sections"]["A"]
+    assert second["diagnostics"]["cascade"] == first["diagnostics"]["cascade"]
     assert second["sections"]["scaling"]["command"].endswith("--only scaling --merge")
     report = (tmp_path / "latest.md").read_text()
     assert "--only scaling --merge" in report

@@ -7,6 +7,7 @@
 
 Python only builds the query: the scoring itself runs in the executors' JVMs and native code.
 """
+from treescore.cascade_fit import FittedCascade
 from treescore.ensembles import Cascade, Ensemble, Grid, Member, Routed, load, score_grid
 from treescore.errors import InvalidModelError
 from treescore.functions import score
@@ -15,5 +16,5 @@ from treescore.registry import register
 from treescore.session import configure, jar_path
 
 __all__ = ["configure", "jar_path", "Model", "score", "register", "InvalidModelError",
-           "Ensemble", "Member", "Routed", "Cascade", "Grid", "score_grid", "load"]
+           "Ensemble", "Member", "Routed", "Cascade", "FittedCascade", "Grid", "score_grid", "load"]
 __version__ = "0.1.0"

@@ -161,6 +161,41 @@ class Cascade(Scorable):
         self.first, self.full = first, full
         self.accept_below, self.accept_above = float(accept_below), float(accept_above)
 
+    @classmethod
+    def fit(cls, expensive_model: Model, sample_df, target_agreement: float = 0.99, **options) -> "Cascade":
+        """Willump's automatic cascade: a cheap model in front of `expensive_model`, fitted on the driver.
+
+        It trains a cheap LightGBM model (cheap_trees=20 trees of cheap_leaves=15 leaves) on the
+        expensive model's max_features=10 most important features (by total split gain), with the
+        expensive model's own Booster.predict output on the sample as its label, then chooses
+        accept_below / accept_above on a held-out part of the sample (held_out_share=0.3) so that
+        the cheap stage answers as many rows as it can while the cascade agrees with the expensive
+        model on at least target_agreement of the held-out rows. sample_df is a Spark or pandas
+        DataFrame holding the expensive model's feature columns; at most sample_rows=100,000 of
+        its rows (the first ones) are collected to the driver, then shuffled (seed=0).
+
+        A row agrees, for a binary classifier (objective binary or cross_entropy), when the
+        cascade's and the expensive model's outputs are on the same side of decision_threshold
+        (default 0.5; a side is "> threshold" or "<= threshold"); for any other single-output
+        model when |cascade - expensive| <= tolerance, which it then needs. Escalated rows get the
+        expensive model's output, so they agree. Multiclass models are refused. cheap_params adds
+        or overrides LightGBM parameters of the cheap model (default learning_rate 0.2,
+        min_data_in_leaf 20). The search over thresholds is exact and two-sided: a low and a
+        high tail of any sizes, cut between distinct held-out cheap outputs (treescore.cascade_fit).
+
+        Returns a FittedCascade, scored like any Cascade, with the agreement and escalation_rate
+        measured on its held_out_rows (the rows that chose the thresholds, so a fresh sample's
+        agreement can come out a little lower), its features and its cheap_booster. If no accept
+        region meets the target it escalates every row, and says so.
+
+        >>> cascade = treescore.Cascade.fit(model, df.sample(0.01), target_agreement=0.99)
+        >>> cascade   # FittedCascade(agreement 0.9903 ... on 30,000 held-out rows ..., escalation 18.18%; ...)
+        >>> df.withColumn("p", treescore.score(cascade))
+        """
+        from treescore import cascade_fit  # it imports this module; fitting needs lightgbm, scoring does not
+
+        return cascade_fit.fit(expensive_model, sample_df, target_agreement, **options)
+
     def _node(self, models):
         return {"type": "cascade", "first": _node_of(self.first, models), "full": _node_of(self.full, models),
                 "accept_below": self.accept_below, "accept_above": self.accept_above}
