@@ -146,7 +146,7 @@ def test_a_regressor_agrees_within_tolerance_fitted_from_pandas(spark, engine, s
     assert "agreeing when within 0.5 of it" in repr(fitted)
 
 
-def test_a_cheap_model_that_cannot_meet_the_target_escalates_every_row(spark, binary, sample_and_fresh):
+def test_a_cheap_model_that_cannot_meet_the_target_escalates_every_row(spark, binary, sample_and_fresh, tmp_path):
     sample_df, (fresh_df, fresh_x) = sample_and_fresh
     # One tree of two leaves barely moved from the mean: each leaf holds many rows of both classes.
     fitted = treescore.Cascade.fit(treescore.Model.from_booster(binary), sample_df, target_agreement=TARGET,
@@ -156,6 +156,10 @@ def test_a_cheap_model_that_cannot_meet_the_target_escalates_every_row(spark, bi
     assert (fitted.accept_below, fitted.accept_above) == (NO_LOW_TAIL, NO_HIGH_TAIL)
     assert "escalates every row" in repr(fitted)
     assert_same_bits(collect(fresh_df.select("id", treescore.score(fitted).alias("s"))), binary.predict(fresh_x))
+    # Infinite thresholds survive a save and a load (JSON has no infinities: they are written as strings).
+    fitted.save(str(tmp_path / "escalate-all"))
+    loaded = treescore.load(str(tmp_path / "escalate-all"))
+    assert_same_bits(collect(fresh_df.select("id", treescore.score(loaded).alias("s"))), binary.predict(fresh_x))
 
 
 def brute_force(cheap: np.ndarray, agrees: np.ndarray, target: float):

@@ -25,7 +25,6 @@ exact, O(n log n) in the held-out rows.
 """
 import math
 import numbers
-import sys
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
@@ -41,9 +40,8 @@ SAMPLE_ROWS = 100_000  # rows collected to the driver: enough for thresholds at 
 HELD_OUT_SHARE = 0.3
 MIN_PART_ROWS = 200  # rows each of the training and held-out parts needs at least
 BINARY_OBJECTIVES = ("binary", "cross_entropy", "xentropy")
-# A cascade accepts outputs strictly outside [accept_below, accept_above]; the spec is JSON, which
-# has no infinities, so the largest doubles stand for "accept nothing on this side".
-NO_LOW_TAIL, NO_HIGH_TAIL = -sys.float_info.max, sys.float_info.max
+# A cascade accepts outputs strictly outside [accept_below, accept_above]: an infinite side accepts nothing.
+NO_LOW_TAIL, NO_HIGH_TAIL = -math.inf, math.inf
 
 
 class FittedCascade(Cascade):

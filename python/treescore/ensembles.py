@@ -11,6 +11,7 @@ JVM. Everything nests: an ensemble of routes, a route of cascades, a grid over a
                                       derived={"price_after": "price * (1 - discount)"}, monotone="decreasing"))
 """
 import json
+import math
 from typing import Dict, List, Optional, Sequence, Union
 
 from pyspark.sql import Column
@@ -198,7 +199,12 @@ class Cascade(Scorable):
 
     def _node(self, models):
         return {"type": "cascade", "first": _node_of(self.first, models), "full": _node_of(self.full, models),
-                "accept_below": self.accept_below, "accept_above": self.accept_above}
+                "accept_below": _spec_number(self.accept_below), "accept_above": _spec_number(self.accept_above)}
+
+
+def _spec_number(value: float):
+    """JSON has no infinities: the spec writes them as the strings the JVM writes and reads."""
+    return ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) else value
 
 
 class Grid(Scorable):

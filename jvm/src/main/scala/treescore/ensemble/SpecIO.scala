@@ -262,8 +262,13 @@ object SpecIO {
       case _ => throw new InvalidSpecException(s"$where.$name", "expected a list")
     }
 
-    private def number(node: JsonNode, where: String): Double =
-      if (node.isNumber) node.asDouble() else throw new InvalidSpecException(where, s"expected a number, got $node")
+    /** A number; infinities are the strings "Infinity" and "-Infinity", as the spec writer writes them (JSON has none). */
+    private def number(node: JsonNode, where: String): Double = node match {
+      case n if n.isNumber => n.asDouble()
+      case t if t.isTextual && t.asText() == "Infinity" => Double.PositiveInfinity
+      case t if t.isTextual && t.asText() == "-Infinity" => Double.NegativeInfinity
+      case other => throw new InvalidSpecException(where, s"expected a number, got $other")
+    }
   }
 
   /**
