@@ -100,6 +100,28 @@ struct RouteGroups {
   std::vector<size_t> unrouted;
 };
 
+// A cascade node's rows split by its first stage's outputs: rows[0] (and their positions among
+// `all`) keep the first stage's answer, being below accept_below or above accept_above;
+// rows[1] go to the full stage. Scores and contributions decide by this one rule.
+struct CascadeSplit {
+  CascadeSplit(const CascadeNode& cascade, const double* first_outputs, const std::vector<int64_t>& all) {
+    for (size_t i = 0; i < all.size(); ++i) {
+      const bool confident = first_outputs[i] < cascade.accept_below || first_outputs[i] > cascade.accept_above;
+      rows[confident ? 0 : 1].push_back(all[i]);
+      positions[confident ? 0 : 1].push_back(i);
+    }
+  }
+  std::vector<int64_t> rows[2];
+  std::vector<size_t> positions[2];
+};
+
+// 0, 1, ..., count - 1: every row of a batch.
+std::vector<int64_t> AllRows(int64_t count) {
+  std::vector<int64_t> all(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) all[i] = i;
+  return all;
+}
+
 }  // namespace
 
 namespace {
@@ -294,19 +316,12 @@ void Program::EvalNode(int index, const Batch& batch, const std::vector<int64_t>
   } else {
     const auto& cascade = std::get<CascadeNode>(node);
     EvalNode(cascade.first, batch, rows, out, stats);
-    std::vector<int64_t> escalated;
-    std::vector<size_t> positions;
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const bool confident = out[i] < cascade.accept_below || out[i] > cascade.accept_above;
-      if (!confident) {
-        escalated.push_back(rows[i]);
-        positions.push_back(i);
-      }
-    }
+    const CascadeSplit split(cascade, out, rows);
+    const std::vector<int64_t>& escalated = split.rows[1];
     if (escalated.empty()) return;
     std::vector<double> scored(escalated.size());
     EvalNode(cascade.full, batch, escalated, scored.data(), stats);
-    for (size_t k = 0; k < escalated.size(); ++k) out[positions[k]] = scored[k];
+    for (size_t k = 0; k < escalated.size(); ++k) out[split.positions[1][k]] = scored[k];
     stats->escalated += static_cast<int64_t>(escalated.size());
   }
 }
@@ -321,6 +336,14 @@ void Program::EvalContributions(int index, const Batch& batch, const std::vector
                                 Stats* stats) const {
   const ProgramNode& node = nodes_[index];
   const size_t width = static_cast<size_t>(contributions_per_row());
+  // The contributions of node `child` for `part` of the rows, written where `at` places them.
+  std::vector<double> scored;
+  const auto contributions_into = [&](int child, const std::vector<int64_t>& part, const std::vector<size_t>& at) {
+    if (part.empty()) return;
+    scored.assign(part.size() * width, 0);
+    EvalContributions(child, batch, part, scored.data(), stats);
+    for (size_t k = 0; k < part.size(); ++k) std::copy_n(scored.data() + k * width, width, out + at[k] * width);
+  };
   if (const auto* model = std::get_if<ModelNode>(&node)) {
     EvalModelContributions(*model, batch, rows, out);
   } else if (const auto* ensemble = std::get_if<EnsembleNode>(&node)) {
@@ -346,14 +369,8 @@ void Program::EvalContributions(int index, const Batch& batch, const std::vector
     for (size_t i : groups.unrouted) {
       std::fill(out + i * width, out + (i + 1) * width, std::numeric_limits<double>::quiet_NaN());
     }
-    std::vector<double> scored;
     for (size_t r = 0; r < groups.rows.size(); ++r) {
-      if (groups.rows[r].empty()) continue;
-      scored.assign(groups.rows[r].size() * width, 0);
-      EvalContributions(route->routes[r], batch, groups.rows[r], scored.data(), stats);
-      for (size_t k = 0; k < groups.rows[r].size(); ++k) {
-        std::copy_n(scored.data() + k * width, width, out + groups.positions[r][k] * width);
-      }
+      contributions_into(route->routes[r], groups.rows[r], groups.positions[r]);
     }
   } else {
     // The first stage's output decides, exactly as when scoring; each row then takes the
@@ -361,23 +378,10 @@ void Program::EvalContributions(int index, const Batch& batch, const std::vector
     const auto& cascade = std::get<CascadeNode>(node);
     std::vector<double> first(rows.size());
     EvalNode(cascade.first, batch, rows, first.data(), stats);
-    std::vector<int64_t> stage_rows[2];
-    std::vector<size_t> positions[2];
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const bool confident = first[i] < cascade.accept_below || first[i] > cascade.accept_above;
-      stage_rows[confident ? 0 : 1].push_back(rows[i]);
-      positions[confident ? 0 : 1].push_back(i);
-    }
-    std::vector<double> scored;
-    for (int stage = 0; stage < 2; ++stage) {
-      if (stage_rows[stage].empty()) continue;
-      scored.assign(stage_rows[stage].size() * width, 0);
-      EvalContributions(stage == 0 ? cascade.first : cascade.full, batch, stage_rows[stage], scored.data(), stats);
-      for (size_t k = 0; k < stage_rows[stage].size(); ++k) {
-        std::copy_n(scored.data() + k * width, width, out + positions[stage][k] * width);
-      }
-    }
-    stats->escalated += static_cast<int64_t>(stage_rows[1].size());
+    const CascadeSplit split(cascade, first.data(), rows);
+    contributions_into(cascade.first, split.rows[0], split.positions[0]);
+    contributions_into(cascade.full, split.rows[1], split.positions[1]);
+    stats->escalated += static_cast<int64_t>(split.rows[1].size());
   }
 }
 
@@ -415,10 +419,9 @@ Program::Stats Program::Evaluate(const FeatureBatch& input, int64_t rows, const 
                                  const GridPoints& grid, int monotone, int run, double* out) const {
   CheckArguments(input, rows, route_index, grid);
   if (run < 1 || grid.points % run != 0) throw std::invalid_argument("a monotone run must divide the grid's points");
-  std::vector<int64_t> all(static_cast<size_t>(rows));
-  for (int64_t i = 0; i < rows; ++i) all[i] = i;
   Stats stats;
-  EvalNode(static_cast<int>(nodes_.size()) - 1, Batch{&input, route_index, num_threads, &grid}, all, out, &stats);
+  EvalNode(static_cast<int>(nodes_.size()) - 1, Batch{&input, route_index, num_threads, &grid}, AllRows(rows), out,
+           &stats);
   if (monotone != 0) {
     for (int64_t start = 0; start < rows; start += run) {
       for (int k = 1; k < run; ++k) {
@@ -434,11 +437,9 @@ Program::Stats Program::Evaluate(const FeatureBatch& input, int64_t rows, const 
 Program::Stats Program::EvaluateContributions(const FeatureBatch& input, int64_t rows, const int32_t* route_index,
                                               int num_threads, const GridPoints& grid, double* out) const {
   CheckArguments(input, rows, route_index, grid);
-  std::vector<int64_t> all(static_cast<size_t>(rows));
-  for (int64_t i = 0; i < rows; ++i) all[i] = i;
   Stats stats;
-  EvalContributions(static_cast<int>(nodes_.size()) - 1, Batch{&input, route_index, num_threads, &grid}, all, out,
-                    &stats);
+  EvalContributions(static_cast<int>(nodes_.size()) - 1, Batch{&input, route_index, num_threads, &grid}, AllRows(rows),
+                    out, &stats);
   return stats;
 }
 
