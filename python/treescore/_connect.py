@@ -39,8 +39,8 @@ def _columns(features) -> List[Column]:
     return [F.col(f) if isinstance(f, str) else f for f in features]
 
 
-def score_model(model, features: Sequence, kind: str, start_iteration: int, num_iterations) -> Column:
-    args = [_model_literal(model)]
+def _options(kind: str, start_iteration: int = 0, num_iterations=None) -> List[Column]:
+    """The SQL functions' options map for what differs from the defaults; none when nothing does."""
     options = {}
     if kind != "prediction":
         options["kind"] = kind
@@ -48,15 +48,18 @@ def score_model(model, features: Sequence, kind: str, start_iteration: int, num_
         options["start_iteration"] = str(int(start_iteration))
     if num_iterations:
         options["num_iterations"] = str(int(num_iterations))
-    if options:
-        args.append(F.create_map(*[F.lit(part) for item in options.items() for part in item]))
-    return F.call_function("treescore_score_model", *args, *_columns(features))
+    return [F.create_map(*[F.lit(part) for item in options.items() for part in item])] if options else []
+
+
+def score_model(model, features: Sequence, kind: str, start_iteration: int, num_iterations) -> Column:
+    return F.call_function("treescore_score_model", _model_literal(model),
+                           *_options(kind, start_iteration, num_iterations), *_columns(features))
 
 
 def score_scorable(scorable, kind: str = "prediction") -> Column:
     """An Ensemble, Routed, Cascade or Grid as its JSON spec plus the texts of its in-memory
     models; models loaded by path are named by path in the spec and read by the server."""
-    options = [] if kind == "prediction" else [F.create_map(F.lit("kind"), F.lit(kind))]
+    options = _options(kind)
     path = getattr(scorable, "_path", None)
     if path is not None:
         return F.call_function("treescore_score_model", F.lit(path), *options)
