@@ -8,10 +8,13 @@ so these tests run on the LightGBM engine, which `auto` picks for them.
 """
 import lightgbm as lgb
 import numpy as np
+import pandas as pd
 import pytest
 
 import treescore
 from conftest import FEATURE_NAMES, assert_same_bits, collect, market_frame, plan_of, train
+from test_model_shapes import NUMERIC, SHAPES, scoring_rows
+from test_model_shapes import train as shape_booster
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +32,12 @@ def data(spark, tmp_path_factory):
     return market_frame(spark, tmp_path_factory.mktemp("contrib"), 3_000, seed=71)
 
 
-def on_inputs(booster, x, inputs, columns=None):
+def on_inputs(booster, x, inputs, columns=None, x_names=FEATURE_NAMES):
     """The booster's contributions (raw space) mapped onto `inputs` plus the expected value: the
-    model reads column columns[f] (its own name by default) for feature f; features reading one
-    input add up in feature order, inputs it does not read are 0."""
-    reads = [(columns or {}).get(name, name) for name in FEATURE_NAMES]
-    shap = booster.predict(x[:, [FEATURE_NAMES.index(c) for c in reads]], pred_contrib=True)
+    model reads column columns[f] (its own name by default) for feature f of x (whose columns
+    are x_names); features reading one input add up in feature order, inputs it does not read are 0."""
+    reads = [(columns or {}).get(name, name) for name in booster.feature_name()]
+    shap = booster.predict(x[:, [x_names.index(c) for c in reads]], pred_contrib=True)
     out = np.zeros((len(x), len(inputs) + 1))
     seen = set()
     for f, column in enumerate(reads):
@@ -176,3 +179,32 @@ def test_sql_takes_the_contrib_option_for_a_registered_ensemble(spark, data, boo
                             "FROM contrib_rows"), "c")
     expected = weighted_mean([on_inputs(b, x, FEATURE_NAMES) for b in boosters[:2]], [0.25, 0.75], "sum")
     assert_same_bits(got, expected)
+
+
+SINGLE_OUTPUT_SHAPES = [name for name, (params, _, _) in SHAPES.items() if "num_class" not in params]
+
+
+@pytest.fixture(scope="module")
+def wide_categorical():
+    """A regression on 1,000 category codes, the second member of every hostile-data ensemble."""
+    return shape_booster("categorical_1000")
+
+
+@pytest.mark.parametrize("name", SINGLE_OUTPUT_SHAPES)
+def test_every_objective_and_boosting_on_hostile_values_with_a_wide_categorical(spark, name, wide_categorical):
+    """Each single-output shape of test_model_shapes (every objective, rf, dart, goss, deep trees,
+    categoricals), raw, summed with a 1,000-code categorical regression, over that test's rows:
+    NaN, +-0, +-inf, tiny and huge values, every threshold and one ulp either side, odd codes."""
+    booster = shape_booster(name)
+    x = np.vstack([scoring_rows(booster, 1000), scoring_rows(wide_categorical, 1000)])
+    names = NUMERIC + ["cat"]
+    frame = pd.DataFrame(x, columns=names)
+    frame.insert(0, "id", np.arange(len(x)))
+    df = spark.createDataFrame(frame)
+    ensemble = treescore.Ensemble([treescore.Member(treescore.Model.from_booster(booster), raw=True),
+                                   treescore.Model.from_booster(wide_categorical)], weights=[0.6, 0.4], combine="sum")
+    inputs = ensemble.inputs()
+    got = collect(df.select("id", treescore.score(ensemble, kind="contrib").alias("c")), "c")
+    expected = weighted_mean([on_inputs(booster, x, inputs, x_names=names),
+                              on_inputs(wide_categorical, x, inputs, x_names=names)], [0.6, 0.4], "sum")
+    assert_same_bits(got, expected, name)
