@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "../src/booster.h"
 #include "../src/engine/engine_predictor.h"
+#include "../src/engine/top_k.h"
 #include "../src/program.h"
 #include "handle_registry.h"
 #include "jni_guard.h"
@@ -27,6 +29,19 @@ HandleRegistry<Predictor>& Models() {
 
 HandleRegistry<Program>& Programs() {
   static HandleRegistry<Program> registry;
+  return registry;
+}
+
+// One task's top-K selection over a model loaded into treescore's engine, which it keeps alive.
+// The lock makes a mistaken second thread wait rather than race.
+struct TopKScan {
+  std::shared_ptr<const engine::EnginePredictor> model;
+  engine::TopKSelector selector;
+  std::mutex lock;
+};
+
+HandleRegistry<TopKScan>& TopKScans() {
+  static HandleRegistry<TopKScan> registry;
   return registry;
 }
 
@@ -157,6 +172,60 @@ jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong columns_address, 
   });
 }
 
+jlong OpenTopK(JNIEnv* env, jclass, jlong model_handle, jint kind, jint start_iteration, jint num_iterations, jint k,
+              jboolean descending) {
+  return Guarded<jlong>(env, 0, [&] {
+    auto model = std::dynamic_pointer_cast<const engine::EnginePredictor>(Models().Get(model_handle));
+    if (model == nullptr) throw std::invalid_argument("top-K selection needs a model loaded into treescore's engine");
+    const PredictKind predict_kind = ToKind(kind);
+    if (predict_kind != PredictKind::kPrediction && predict_kind != PredictKind::kRaw) {
+      throw std::invalid_argument("top-K selection ranks predictions or raw scores only");
+    }
+    engine::TopKQuery query;
+    query.k = k;
+    query.descending = descending;
+    query.raw = predict_kind == PredictKind::kRaw;
+    query.iterations = engine::Iterations{start_iteration, num_iterations};
+    auto scan = std::shared_ptr<TopKScan>(new TopKScan{model, engine::TopKSelector(model->scorer(), query), {}});
+    return static_cast<jlong>(TopKScans().Add(std::move(scan)));
+  });
+}
+
+void ReleaseTopK(JNIEnv* env, jclass, jlong handle) {
+  GuardedVoid(env, [&] { TopKScans().Remove(handle); });
+}
+
+// Scores what top-K selection needs of a batch: kept[r] (one byte per row) says whether row r
+// may be in its group's top k, and scores[r] is then its score. groups_address is 0 for one
+// group, else num_rows int32 group numbers.
+jint SelectTopK(JNIEnv* env, jclass, jlong handle, jlong columns_address, jint num_cols, jlong row_stride,
+                jint num_rows, jlong groups_address, jlong kept_address, jlong scores_address, jlong capacity) {
+  return Guarded<jint>(env, 0, [&] {
+    if (num_rows > capacity) {
+      throw std::invalid_argument("a batch of " + std::to_string(num_rows) + " rows does not fit the buffers passed");
+    }
+    if ((kept_address == 0 || scores_address == 0) && num_rows > 0) throw std::invalid_argument("null buffer address");
+    const FeatureBatch rows = ColumnsAt(columns_address, num_cols, row_stride, num_rows);
+    std::shared_ptr<TopKScan> scan = TopKScans().Get(handle);
+    std::lock_guard<std::mutex> hold(scan->lock);
+    return scan->selector.Select(rows, reinterpret_cast<const int32_t*>(groups_address),
+                                 reinterpret_cast<uint8_t*>(kept_address), reinterpret_cast<double*>(scores_address));
+  });
+}
+
+// Tree evaluations a top-K scan made so far, and how many full scores of its rows would make.
+jlongArray TopKTreeCounts(JNIEnv* env, jclass, jlong handle) {
+  return Guarded<jlongArray>(env, nullptr, [&] {
+    std::shared_ptr<TopKScan> scan = TopKScans().Get(handle);
+    std::lock_guard<std::mutex> hold(scan->lock);
+    const jlong counts[2] = {scan->selector.trees_evaluated(), scan->selector.trees_in_full()};
+    jlongArray result = env->NewLongArray(2);
+    if (result == nullptr) throw std::bad_alloc();
+    env->SetLongArrayRegion(result, 0, 2, counts);
+    return result;
+  });
+}
+
 // Bytes the C allocator has handed out and not had back, for leak tests; -1 where unknown.
 jlong AllocatorInUseBytes(JNIEnv*, jclass) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
@@ -181,6 +250,10 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("allocatorInUseBytes"), const_cast<char*>("()J"), reinterpret_cast<void*>(&AllocatorInUseBytes)},
     {const_cast<char*>("compileProgram"), const_cast<char*>("([J[D[J)J"), reinterpret_cast<void*>(&CompileProgram)},
     {const_cast<char*>("releaseProgram"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseProgram)},
+    {const_cast<char*>("openTopK"), const_cast<char*>("(JIIIIZ)J"), reinterpret_cast<void*>(&OpenTopK)},
+    {const_cast<char*>("releaseTopK"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseTopK)},
+    {const_cast<char*>("selectTopK"), const_cast<char*>("(JJIJIJJJJ)I"), reinterpret_cast<void*>(&SelectTopK)},
+    {const_cast<char*>("topKTreeCounts"), const_cast<char*>("(J)[J"), reinterpret_cast<void*>(&TopKTreeCounts)},
     {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJIJIJJII[IJJIIZJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},
 };
 

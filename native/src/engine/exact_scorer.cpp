@@ -114,6 +114,15 @@ int64_t ExactScorer::LeafOutputsPerRow(Iterations iterations) const {
 }
 
 void ExactScorer::PredictRaw(const FeatureBatch& rows, Iterations iterations, double* out) const {
+  SumRaw(rows, iterations, false, out);
+}
+
+void ExactScorer::AddRaw(const FeatureBatch& rows, Iterations iterations, double* sums) const {
+  if (forest_->num_classes != 1) throw std::invalid_argument("AddRaw needs a single-class model");
+  SumRaw(rows, iterations, true, sums);
+}
+
+void ExactScorer::SumRaw(const FeatureBatch& rows, Iterations iterations, bool from_out, double* out) const {
   const int per_iteration = forest_->trees_per_iteration;
   const int classes = forest_->num_classes;
   ForEachBlock(rows, iterations, [&](int64_t r0, int n, int count, const auto& leaves) {
@@ -121,6 +130,9 @@ void ExactScorer::PredictRaw(const FeatureBatch& rows, Iterations iterations, do
     // independent sums, interleaved so that one row's additions do not wait on each other.
     for (int k = 0; k < per_iteration; ++k) {
       double sums[kBlockRows] = {};
+      if (from_out) {
+        for (int r = 0; r < n; ++r) sums[r] = out[(r0 + r) * classes + k];
+      }
       for (int i = 0; i < count; ++i) {
         const size_t t = static_cast<size_t>(i) * per_iteration + k;
         for (int r = 0; r < n; ++r) sums[r] += leaves.Value(r, t);

@@ -47,6 +47,18 @@ class ExactScorer {
   void Predict(const FeatureBatch& rows, Iterations iterations, double* out) const;
   void PredictLeaf(const FeatureBatch& rows, Iterations iterations, double* out) const;
 
+  // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
+  void Range(Iterations iterations, int* first, int* count) const;
+
+  // For a single-class model: adds the iterations' leaf values to each row's running sum
+  // sums[r], continuing its left fold, so scoring trees [0, a) and then [a, b) this way gives the
+  // bits PredictRaw gives for [0, b). Top-K selection scores its stages so.
+  void AddRaw(const FeatureBatch& rows, Iterations iterations, double* sums) const;
+
+  // Turns num_rows rows of raw scores into predictions for the given iterations: averages
+  // (random forests), then transforms, as Predict does after summing.
+  void FinishPredictions(double* out, int64_t num_rows, Iterations iterations) const;
+
   // A what-if grid (GridPoints, predictor.h) over the batch's base rows: out gets num_rows *
   // grid.points rows of num_classes doubles, each the bits PredictRaw or Predict gives for that
   // point's row. The nodes on features that do not vary run once per base row, and so do the
@@ -56,11 +68,9 @@ class ExactScorer {
   void PredictGrid(const FeatureBatch& rows, const GridPoints& grid, Iterations iterations, double* out) const;
 
  private:
-  // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
-  void Range(Iterations iterations, int* first, int* count) const;
   void Transform(double* scores) const;
-  // Turns num_rows rows of raw scores into predictions: averages (random forests), then transforms.
-  void FinishPredictions(double* out, int64_t num_rows, Iterations iterations) const;
+  // PredictRaw, or AddRaw where from_out: each sum starts at out's value instead of 0.0.
+  void SumRaw(const FeatureBatch& rows, Iterations iterations, bool from_out, double* out) const;
   // PredictRaw's sums for a block of n rows whose leaf values are values[t * kBlock + r], t
   // counting the request's trees; row r's scores go to out + r * stride.
   void SumBlock(const double* values, int n, int count, double* out, int64_t stride) const;

@@ -99,6 +99,30 @@ public final class NativeMethods {
       long outAddress,
       long outCapacity);
 
+  /**
+   * Opens one task's exact top-K selection over a model loaded into treescore's engine: per
+   * group the k best (largest when descending) predictions (kind 0) or raw scores (kind 1) of
+   * the iterations given, and every row tying with the k-th. The scan keeps the model alive
+   * until released.
+   */
+  public static native long openTopK(long modelHandle, int kind, int startIteration, int numIterations, int k,
+      boolean descending);
+
+  /** Frees a top-K scan. */
+  public static native void releaseTopK(long handle);
+
+  /**
+   * Scores what top-K selection needs of numRows rows (addressed as for predict): sets the byte
+   * kept[r] to 1 for each row that may be in its group's top k and the double scores[r] to its
+   * exact score, and kept[r] to 0 for the others. groupsAddress is 0 for one group, else numRows
+   * int32 group numbers (0 or more). Returns the rows kept. capacity: rows the buffers hold.
+   */
+  public static native int selectTopK(long handle, long columnsAddress, int numCols, long rowStride, int numRows,
+      long groupsAddress, long keptAddress, long scoresAddress, long capacity);
+
+  /** A top-K scan's tree evaluations so far, and how many full scores of the same rows make: {done, full}. */
+  public static native long[] topKTreeCounts(long handle);
+
   /** Bytes in use from the C allocator (glibc's mallinfo2), or -1 where unknown; for leak checks. */
   public static native long allocatorInUseBytes();
 
