@@ -195,11 +195,12 @@ void ReleaseTopK(JNIEnv* env, jclass, jlong handle) {
   GuardedVoid(env, [&] { TopKScans().Remove(handle); });
 }
 
-// Scores what top-K selection needs of a batch: kept[r] (one byte per row) says whether row r
+// Scores what top-K selection needs of a batch: kept[r] (one int32 per row) says whether row r
 // may be in its group's top k, and scores[r] is then its score. groups_address is 0 for one
-// group, else num_rows int32 group numbers.
+// group, else num_rows int32 group numbers; floor is a key k rows kept elsewhere reach (-inf: none).
 jint SelectTopK(JNIEnv* env, jclass, jlong handle, jlong columns_address, jint num_cols, jlong row_stride,
-                jint num_rows, jlong groups_address, jlong kept_address, jlong scores_address, jlong capacity) {
+                jint num_rows, jlong groups_address, jdouble floor, jlong kept_address, jlong scores_address,
+                jlong capacity) {
   return Guarded<jint>(env, 0, [&] {
     if (num_rows > capacity) {
       throw std::invalid_argument("a batch of " + std::to_string(num_rows) + " rows does not fit the buffers passed");
@@ -208,8 +209,21 @@ jint SelectTopK(JNIEnv* env, jclass, jlong handle, jlong columns_address, jint n
     const FeatureBatch rows = ColumnsAt(columns_address, num_cols, row_stride, num_rows);
     std::shared_ptr<TopKScan> scan = TopKScans().Get(handle);
     std::lock_guard<std::mutex> hold(scan->lock);
-    return scan->selector.Select(rows, reinterpret_cast<const int32_t*>(groups_address),
-                                 reinterpret_cast<uint8_t*>(kept_address), reinterpret_cast<double*>(scores_address));
+    return scan->selector.Select(rows, reinterpret_cast<const int32_t*>(groups_address), floor,
+                                 reinterpret_cast<int32_t*>(kept_address), reinterpret_cast<double*>(scores_address));
+  });
+}
+
+// Group 0's best keys of a top-K scan so far, for other scans of the same query to start from.
+jdoubleArray TopKBestKeys(JNIEnv* env, jclass, jlong handle) {
+  return Guarded<jdoubleArray>(env, nullptr, [&] {
+    std::shared_ptr<TopKScan> scan = TopKScans().Get(handle);
+    std::lock_guard<std::mutex> hold(scan->lock);
+    const std::vector<double> keys = scan->selector.BestKeys();
+    jdoubleArray result = env->NewDoubleArray(static_cast<jsize>(keys.size()));
+    if (result == nullptr) throw std::bad_alloc();
+    env->SetDoubleArrayRegion(result, 0, static_cast<jsize>(keys.size()), keys.data());
+    return result;
   });
 }
 
@@ -252,7 +266,8 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("releaseProgram"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseProgram)},
     {const_cast<char*>("openTopK"), const_cast<char*>("(JIIIIZ)J"), reinterpret_cast<void*>(&OpenTopK)},
     {const_cast<char*>("releaseTopK"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseTopK)},
-    {const_cast<char*>("selectTopK"), const_cast<char*>("(JJIJIJJJJ)I"), reinterpret_cast<void*>(&SelectTopK)},
+    {const_cast<char*>("selectTopK"), const_cast<char*>("(JJIJIJDJJJ)I"), reinterpret_cast<void*>(&SelectTopK)},
+    {const_cast<char*>("topKBestKeys"), const_cast<char*>("(J)[D"), reinterpret_cast<void*>(&TopKBestKeys)},
     {const_cast<char*>("topKTreeCounts"), const_cast<char*>("(J)[J"), reinterpret_cast<void*>(&TopKTreeCounts)},
     {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJIJIJJII[IJJIIZJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},
 };

@@ -80,13 +80,14 @@ TEST_P(TopKTest, KeepsEveryRowOfEachGroupsTopKWithItsExactScore) {
   if (raw) model.PredictRaw(all, Iterations{}, full.data());
   else model.Predict(all, Iterations{}, full.data());
 
-  std::vector<uint8_t> kept(static_cast<size_t>(n));
+  std::vector<int32_t> kept(static_cast<size_t>(n));
   std::vector<double> scores(static_cast<size_t>(n));
   int64_t total_kept = 0;
   for (int b = 0; b < batches; ++b) {
     const FeatureBatch batch = all.Rows(static_cast<int64_t>(b) * batch_rows, batch_rows);
     const size_t at = static_cast<size_t>(b) * batch_rows;
-    total_kept += selector.Select(batch, num_groups == 1 ? nullptr : groups.data() + at, kept.data() + at, scores.data() + at);
+    total_kept += selector.Select(batch, num_groups == 1 ? nullptr : groups.data() + at, -INFINITY, kept.data() + at,
+                                  scores.data() + at);
   }
   for (int g = 0; g < num_groups; ++g) {
     std::vector<double> keys;
@@ -142,15 +143,40 @@ TEST(TopKSelection, KeepsEveryRowThatTiesWithTheKth) {
   const size_t best = static_cast<size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
   for (int copy = 0; copy < 2000; ++copy) rows.insert(rows.end(), rows.begin() + best * kCols, rows.begin() + (best + 1) * kCols);
   const int n = static_cast<int>(rows.size() / kCols);
-  std::vector<uint8_t> kept(static_cast<size_t>(n));
+  std::vector<int32_t> kept(static_cast<size_t>(n));
   std::vector<double> got(static_cast<size_t>(n));
   const RowMajor matrix(rows.data(), n, kCols);
-  const int32_t count = selector.Select(matrix.batch(), nullptr, kept.data(), got.data());
+  const int32_t count = selector.Select(matrix.batch(), nullptr, -INFINITY, kept.data(), got.data());
   for (int r = 40; r < n; ++r) {
     ASSERT_EQ(1, kept[static_cast<size_t>(r)]) << "copy " << r - 40;
     ASSERT_EQ(0, std::memcmp(&got[r], &scores[best], sizeof(double)));
   }
   EXPECT_GE(count, 2000);
+}
+
+TEST(TopKSelection, DropsRowsBelowAFloorAndKeepsTheTopAboveIt) {
+  const ExactScorer model(Forest::Parse(TrainModel("objective=regression")), Layout::kAuto);
+  const int n = 6000;
+  const std::vector<double> rows = Rows(n, 31);
+  const RowMajor matrix(rows.data(), n, kCols);
+  std::vector<double> full(static_cast<size_t>(n));
+  model.Predict(matrix.batch(), Iterations{}, full.data());
+  std::vector<double> sorted = full;
+  std::sort(sorted.begin(), sorted.end(), std::greater<double>());
+  // Another partition kept rows reaching the 50th best score: a floor for this one.
+  const double floor = sorted[49];
+  TopKQuery query;
+  query.k = 100;
+  TopKSelector selector(model, query, 6);
+  std::vector<int32_t> kept(static_cast<size_t>(n));
+  std::vector<double> scores(static_cast<size_t>(n));
+  selector.Select(matrix.batch(), nullptr, floor, kept.data(), scores.data());
+  for (int r = 0; r < n; ++r) {
+    if (full[r] < floor) ASSERT_EQ(0, kept[static_cast<size_t>(r)]) << "row " << r << " is below the floor";
+    if (full[r] >= floor) ASSERT_EQ(1, kept[static_cast<size_t>(r)]) << "row " << r << " reaches the floor";
+  }
+  EXPECT_THROW(selector.Select(matrix.batch(), std::vector<int32_t>(n, 0).data(), floor, kept.data(), scores.data()),
+               std::invalid_argument);
 }
 
 TEST(TopKSelection, RefusesKBelowOne) {

@@ -62,15 +62,18 @@ struct QuickLeaves {
 
 }  // namespace
 
-void ExactScorer::ReadBlock(const FeatureBatch& rows, int64_t r0, int n, const std::vector<int>& features,
-                            double* block) {
+void ExactScorer::ReadBlock(const FeatureBatch& rows, const int32_t* picked, int64_t r0, int n,
+                            const std::vector<int>& features, double* block) {
   const double nan = std::nan("");
   for (int f : features) {
     double* lanes = block + static_cast<size_t>(f) * kBlockRows;
-    const double* column = rows.columns[f] + (rows.first_row + r0) * rows.row_stride;
-    if (rows.row_stride == 1) {
+    if (picked != nullptr) {
+      for (int r = 0; r < n; ++r) lanes[r] = AsLightGbmReadsIt(rows.At(picked[r0 + r], f));
+    } else if (rows.row_stride == 1) {
+      const double* column = rows.columns[f] + (rows.first_row + r0);
       for (int r = 0; r < n; ++r) lanes[r] = AsLightGbmReadsIt(column[r]);
     } else {
+      const double* column = rows.columns[f] + (rows.first_row + r0) * rows.row_stride;
       for (int r = 0; r < n; ++r) lanes[r] = AsLightGbmReadsIt(column[static_cast<int64_t>(r) * rows.row_stride]);
     }
     for (int r = n; r < kBlockRows; ++r) lanes[r] = nan;  // lanes past the rows: evaluated, never read
@@ -78,7 +81,8 @@ void ExactScorer::ReadBlock(const FeatureBatch& rows, int64_t r0, int n, const s
 }
 
 template <typename Visit>
-void ExactScorer::ForEachBlock(const FeatureBatch& rows, Iterations iterations, Visit visit) const {
+void ExactScorer::ForEachBlock(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows,
+                               Iterations iterations, Visit visit) const {
   if (rows.num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
   int first = 0, count = 0;
   Range(iterations, &first, &count);
@@ -87,9 +91,9 @@ void ExactScorer::ForEachBlock(const FeatureBatch& rows, Iterations iterations, 
   std::vector<double> block(static_cast<size_t>(kBlockRows) * rows.num_cols);
   std::vector<int> leaves(quick_ ? 0 : num_trees * kBlockRows);
   std::vector<uint64_t> scratch = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
-  for (int64_t r0 = 0; r0 < rows.num_rows; r0 += kBlockRows) {
-    const int n = static_cast<int>(std::min<int64_t>(kBlockRows, rows.num_rows - r0));
-    ReadBlock(rows, r0, n, read_features_, block.data());
+  for (int64_t r0 = 0; r0 < num_rows; r0 += kBlockRows) {
+    const int n = static_cast<int>(std::min<int64_t>(kBlockRows, num_rows - r0));
+    ReadBlock(rows, picked, r0, n, read_features_, block.data());
     if (quick_) {
       quick_->EvaluateBlock(block.data(), &scratch);
       visit(r0, n, count, QuickLeaves{quick_.get(), scratch.data(), first_tree});
@@ -114,18 +118,21 @@ int64_t ExactScorer::LeafOutputsPerRow(Iterations iterations) const {
 }
 
 void ExactScorer::PredictRaw(const FeatureBatch& rows, Iterations iterations, double* out) const {
-  SumRaw(rows, iterations, false, out);
+  SumRaw(rows, nullptr, rows.num_rows, iterations, false, out);
 }
 
-void ExactScorer::AddRaw(const FeatureBatch& rows, Iterations iterations, double* sums) const {
+void ExactScorer::AddRaw(const FeatureBatch& rows, const int32_t* picked, int32_t count, Iterations iterations,
+                         double* sums) const {
   if (forest_->num_classes != 1) throw std::invalid_argument("AddRaw needs a single-class model");
-  SumRaw(rows, iterations, true, sums);
+  if (picked == nullptr && count != rows.num_rows) throw std::invalid_argument("AddRaw of every row needs their count");
+  SumRaw(rows, picked, count, iterations, true, sums);
 }
 
-void ExactScorer::SumRaw(const FeatureBatch& rows, Iterations iterations, bool from_out, double* out) const {
+void ExactScorer::SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, Iterations iterations,
+                         bool from_out, double* out) const {
   const int per_iteration = forest_->trees_per_iteration;
   const int classes = forest_->num_classes;
-  ForEachBlock(rows, iterations, [&](int64_t r0, int n, int count, const auto& leaves) {
+  ForEachBlock(rows, picked, num_rows, iterations, [&](int64_t r0, int n, int count, const auto& leaves) {
     // Per class, a left fold in iteration order from 0.0, as LightGBM sums; the block's rows are
     // independent sums, interleaved so that one row's additions do not wait on each other.
     for (int k = 0; k < per_iteration; ++k) {
@@ -198,7 +205,7 @@ void ExactScorer::FinishPredictions(double* out, int64_t num_rows, Iterations it
 
 void ExactScorer::PredictLeaf(const FeatureBatch& rows, Iterations iterations, double* out) const {
   const int64_t per_row = LeafOutputsPerRow(iterations);
-  ForEachBlock(rows, iterations, [&](int64_t r0, int n, int, const auto& leaves) {
+  ForEachBlock(rows, nullptr, rows.num_rows, iterations, [&](int64_t r0, int n, int, const auto& leaves) {
     for (int r = 0; r < n; ++r) {
       for (int64_t t = 0; t < per_row; ++t) out[(r0 + r) * per_row + t] = leaves.Leaf(r, static_cast<size_t>(t));
     }
@@ -257,7 +264,7 @@ void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& gri
   const int64_t stride = static_cast<int64_t>(grid.points) * classes;  // from one base row's outputs to the next's
   for (int64_t r0 = 0; r0 < rows.num_rows; r0 += kBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBlock, rows.num_rows - r0));
-    ReadBlock(rows, r0, n, read_features_, block.data());
+    ReadBlock(rows, nullptr, r0, n, read_features_, block.data());
     if (quick_) {
       quick_->ResetSets(base_sets.data());
       quick_->ApplyFeatures(block.data(), fixed_features.data(), fixed_features.size(), base_sets.data());

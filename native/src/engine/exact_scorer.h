@@ -50,10 +50,12 @@ class ExactScorer {
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(Iterations iterations, int* first, int* count) const;
 
-  // For a single-class model: adds the iterations' leaf values to each row's running sum
-  // sums[r], continuing its left fold, so scoring trees [0, a) and then [a, b) this way gives the
-  // bits PredictRaw gives for [0, b). Top-K selection scores its stages so.
-  void AddRaw(const FeatureBatch& rows, Iterations iterations, double* sums) const;
+  // For a single-class model: adds the iterations' leaf values to the running sums of the
+  // batch's rows picked[0], ..., picked[count - 1] (every row in order where picked is null),
+  // sums[i] being picked row i's, continuing its left fold: scoring trees [0, a) and then
+  // [a, b) this way gives the bits PredictRaw gives for [0, b). Top-K selection scores its
+  // stages so, reading only the rows still in the running.
+  void AddRaw(const FeatureBatch& rows, const int32_t* picked, int32_t count, Iterations iterations, double* sums) const;
 
   // Turns num_rows rows of raw scores into predictions for the given iterations: averages
   // (random forests), then transforms, as Predict does after summing.
@@ -70,17 +72,22 @@ class ExactScorer {
  private:
   void Transform(double* scores) const;
   // PredictRaw, or AddRaw where from_out: each sum starts at out's value instead of 0.0.
-  void SumRaw(const FeatureBatch& rows, Iterations iterations, bool from_out, double* out) const;
+  void SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, Iterations iterations, bool from_out,
+              double* out) const;
   // PredictRaw's sums for a block of n rows whose leaf values are values[t * kBlock + r], t
   // counting the request's trees; row r's scores go to out + r * stride.
   void SumBlock(const double* values, int n, int count, double* out, int64_t stride) const;
   // Calls visit(first_row, n, count, leaves) for each block of at most kBlockRows rows, where
   // leaves.Leaf(r, t) and leaves.Value(r, t) are the leaf (index and value) the block's row r
-  // reaches in the request's tree t, over the `count` iterations it uses.
+  // reaches in the request's tree t, over the `count` iterations it uses. The rows are the
+  // batch's, or where `picked` is not null the num_rows rows it lists (first_row counting those).
   template <typename Visit>
-  void ForEachBlock(const FeatureBatch& rows, Iterations iterations, Visit visit) const;
-  // Copies rows [r0, r0 + n) of the batch's `features` into `block` (block.h), read as LightGBM reads them.
-  static void ReadBlock(const FeatureBatch& rows, int64_t r0, int n, const std::vector<int>& features, double* block);
+  void ForEachBlock(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, Iterations iterations,
+                    Visit visit) const;
+  // Copies rows [r0, r0 + n) of the batch's `features` into `block` (block.h), read as LightGBM
+  // reads them; where `picked` is not null, the rows picked[r0], ..., picked[r0 + n - 1].
+  static void ReadBlock(const FeatureBatch& rows, const int32_t* picked, int64_t r0, int n,
+                        const std::vector<int>& features, double* block);
 
   std::shared_ptr<const Forest> forest_;
   std::unique_ptr<QuickScorer> quick_;   // one of the two layouts

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -44,8 +45,14 @@ class TopKSelector {
   // Scores what it must of the batch. groups[r] (nullptr: every row in group 0) is row r's
   // group, 0 or more. Sets kept[r] to 1 for each row that may belong to its group's top k, and
   // scores[r] to its exact score; other rows get kept[r] = 0. Groups' best scores carry over
-  // from batch to batch. Returns the number of rows kept.
-  int32_t Select(const FeatureBatch& rows, const int32_t* groups, uint8_t* kept, double* scores);
+  // from batch to batch. `floor` is a key that k rows kept elsewhere reach (-inf if none is
+  // known; with one group only): rows whose key falls below it are dropped too, since those k
+  // rows beat them. Returns the number of rows kept.
+  int32_t Select(const FeatureBatch& rows, const int32_t* groups, double floor, int32_t* kept, double* scores);
+
+  // Group 0's best keys so far (at most k of them, in no order): what other scans of the same
+  // query may take as their floor once this scan's rows are all kept or dropped.
+  std::vector<double> BestKeys() const { return best_.empty() ? std::vector<double>() : best_.front(); }
 
   // Tree evaluations so far, and how many a full score of the same rows takes.
   int64_t trees_evaluated() const { return trees_evaluated_; }
@@ -55,7 +62,8 @@ class TopKSelector {
  private:
   // A row still being scored: its place in the batch, its group and its partial raw score.
   struct Candidate {
-    int32_t row;
+    int32_t row;   // in the batch
+    int32_t slot;  // in the batch RunStage reads: the batch itself, or the compacted survivors
     int32_t group;
     double sum;
     double best;  // the best key its score can still reach
@@ -67,15 +75,19 @@ class TopKSelector {
   double Finish(double raw) const;
   // The best key a row with partial sum `sum` after `stage` stages can still reach.
   double BestKey(double sum, size_t stage) const;
-  // The key a row must reach to be kept in `group`: the k-th best so far, -inf until k are known.
+  // The key a row must reach to be kept in `group`: the k-th best so far (-inf until k are
+  // known), or the batch's floor where that is higher.
   double Bar(int32_t group) const;
   // Records a fully scored row; returns whether it is kept.
   bool Offer(int32_t group, double key);
   // Runs stages [from, stages) over the candidates, dropping those that fall below their bar
   // before each, then offers the rest; sets their kept flags and scores.
-  void Finish(const FeatureBatch& rows, std::vector<Candidate>* candidates, size_t from, uint8_t* kept, double* scores);
-  // Adds stage `stage`'s trees to each candidate's sum, reading their rows out of `rows`.
+  void Finish(const FeatureBatch& rows, std::vector<Candidate>* candidates, size_t from, int32_t* kept, double* scores);
+  // Adds stage `stage`'s trees to each candidate's sum, reading its row `slot` of `rows`.
   void RunStage(const FeatureBatch& rows, size_t stage, std::vector<Candidate>* candidates);
+  // Copies the candidates' rows (the features the trees read) into compacted_, row after row,
+  // and points their slots there.
+  const FeatureBatch& Compact(const FeatureBatch& rows, std::vector<Candidate>* candidates);
 
   const ExactScorer* model_;
   TopKQuery query_;
@@ -83,16 +95,18 @@ class TopKSelector {
   std::vector<ExactScorer> stages_;  // consecutive runs of the query's trees
   std::vector<int> stage_trees_;     // trees per stage
   // Per stage boundary s (after stages [0, s)): the sums of the remaining trees' largest and
-  // smallest leaves, and of their largest magnitudes (for the rounding bound).
+  // smallest leaves, of their largest magnitudes (for the rounding bound), and their count.
   std::vector<double> rest_max_, rest_min_, rest_magnitude_;
   std::vector<int> rest_trees_;
-  std::vector<int> read_features_;
   // Per group, the best keys so far, at most k of them, smallest first (a min-heap).
   std::vector<std::vector<double>> best_;
-  // Scratch reused across batches: gathered rows and their column pointers.
-  std::vector<double> gathered_;
-  std::vector<const double*> gathered_columns_;
+  double floor_ = -std::numeric_limits<double>::infinity();  // the batch's floor
+  std::vector<int> read_features_;  // the features some tree of the query reads
+  // Scratch reused across stages: the candidates' slots and running sums, and compacted rows.
+  std::vector<int32_t> picked_;
   std::vector<double> sums_;
+  std::vector<double> compacted_;
+  std::unique_ptr<RowMajor> compacted_rows_;
   int64_t trees_evaluated_ = 0;
   int64_t trees_in_full_ = 0;
 };

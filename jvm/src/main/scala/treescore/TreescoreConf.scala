@@ -32,6 +32,13 @@ object TreescoreConf {
       "a time, instead of having Spark turn the batches into rows first (`columnar input` after `BatchScore` in the plan). `false` " +
       "keeps the row input (`BatchScore`); the scores are the same.", boolean)
 
+  val TopKEnabled: ConfEntry[Boolean] = ConfEntry("spark.treescore.topK.enabled", "true", "query",
+    "For a top-K query over a model's score (`ORDER BY score DESC LIMIT k`, or `rank() <= k` / `row_number() <= k` " +
+      "over a window ordered by the score), score only the rows that can reach the top: the trees are scored in " +
+      "stages, and a row is dropped as soon as the largest score its remaining trees allow falls below the k-th best " +
+      "exact score of its group (`top k by score ...` after `BatchScore` in the plan). The result is the same rows with " +
+      "the same scores as scoring every row; `false` scores every row in full. See [top-k.md](top-k.md).", boolean)
+
   val BatchRows: ConfEntry[Int] = ConfEntry("spark.treescore.batch.rows", "8192", "query",
     "Rows per native call. Each task holds one off-heap matrix of `batch.rows x features` doubles per model " +
       "(8192 x 200 features = 12.5 MiB) plus the batch's input rows. A what-if grid's points count as rows: a " +
@@ -71,7 +78,7 @@ object TreescoreConf {
   /** The key prefix of [[ModelNames]]: `spark.treescore.model.`. */
   val ModelNamePrefix: String = ModelNames.key.stripSuffix("<name>")
 
-  val all: Seq[ConfEntry[_]] = Seq(BatchEnabled, ColumnarEnabled, BatchRows, NativeThreads, EngineChoice, CacheMaxBytes, BroadcastThresholdBytes,
+  val all: Seq[ConfEntry[_]] = Seq(BatchEnabled, ColumnarEnabled, TopKEnabled, BatchRows, NativeThreads, EngineChoice, CacheMaxBytes, BroadcastThresholdBytes,
     ModelNames)
 
   /** The reference table in docs/configuration.md, as it must read. */

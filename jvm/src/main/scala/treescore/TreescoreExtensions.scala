@@ -2,7 +2,7 @@ package treescore
 
 import org.apache.spark.sql.SparkSessionExtensions
 
-import treescore.rules.{BatchScoreStrategy, ColumnarScoreInput, ExtractScoreCalls}
+import treescore.rules.{BatchScoreStrategy, ColumnarScoreInput, ExtractScoreCalls, InferTopKSelection}
 import treescore.sql.SqlFunctions
 
 /**
@@ -16,6 +16,9 @@ class TreescoreExtensions extends (SparkSessionExtensions => Unit) {
     // settled, the point where Spark itself extracts Python UDFs, so no later pushdown or
     // pruning rule has to understand the new node.
     extensions.injectPreCBORule(session => ExtractScoreCalls(session))
+    // Then tells a BatchScore under a top-K query (ORDER BY score LIMIT k, rank() <= k) which
+    // rows it may leave unscored.
+    extensions.injectPreCBORule(session => InferTopKSelection(session))
     // Plans each BatchScore node as the batched physical operator, BatchScoreExec.
     extensions.injectPlannerStrategy(_ => BatchScoreStrategy)
     // Over a columnar child (Parquet, ORC, the columnar cache), reads the column vectors directly.

@@ -112,13 +112,18 @@ public final class NativeMethods {
   public static native void releaseTopK(long handle);
 
   /**
-   * Scores what top-K selection needs of numRows rows (addressed as for predict): sets the byte
+   * Scores what top-K selection needs of numRows rows (addressed as for predict): sets the int32
    * kept[r] to 1 for each row that may be in its group's top k and the double scores[r] to its
    * exact score, and kept[r] to 0 for the others. groupsAddress is 0 for one group, else numRows
-   * int32 group numbers (0 or more). Returns the rows kept. capacity: rows the buffers hold.
+   * int32 group numbers (0 or more). floor (one group only; -infinity for none) is a key that k
+   * rows kept by other scans of the same query reach: rows below it are dropped too. Returns the
+   * rows kept. capacity: rows the buffers hold.
    */
   public static native int selectTopK(long handle, long columnsAddress, int numCols, long rowStride, int numRows,
-      long groupsAddress, long keptAddress, long scoresAddress, long capacity);
+      long groupsAddress, double floor, long keptAddress, long scoresAddress, long capacity);
+
+  /** A one-group top-K scan's best keys so far (at most k, in no order). */
+  public static native double[] topKBestKeys(long handle);
 
   /** A top-K scan's tree evaluations so far, and how many full scores of the same rows make: {done, full}. */
   public static native long[] topKTreeCounts(long handle);

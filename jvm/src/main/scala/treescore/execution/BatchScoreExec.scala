@@ -10,6 +10,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
 import treescore.TreescoreConf
 import treescore.expressions.BatchableScore
 import treescore.model.Engine
+import treescore.rules.TopKSelection
 
 /**
  * A batched score operator: scores its child's rows in batches of up to batch.rows scores,
@@ -25,6 +26,8 @@ trait BatchScoreNode extends UnaryExecNode {
   /** The child's columns the output keeps, before the results. */
   def passThrough: Seq[Attribute]
   def resultAttrs: Seq[Attribute]
+  /** A top-K query above, whose rows out of reach of the top this operator leaves out. */
+  def topK: Option[TopKSelection]
 
   override def output: Seq[Attribute] = passThrough ++ resultAttrs
   override def producedAttributes: AttributeSet = AttributeSet(resultAttrs)
@@ -37,6 +40,9 @@ trait BatchScoreNode extends UnaryExecNode {
     "nativeTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "native scoring time"),
     "modelLoadTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "model load time"),
     "escalatedRows" -> SQLMetrics.createMetric(sparkContext, "rows escalated by cascades"),
+    "topKRowsDropped" -> SQLMetrics.createMetric(sparkContext, "rows top-K selection dropped"),
+    "topKTreesEvaluated" -> SQLMetrics.createMetric(sparkContext, "trees top-K selection evaluated"),
+    "topKTreesInFull" -> SQLMetrics.createMetric(sparkContext, "trees a full score of the same rows evaluates"),
     "featureValuesWritten" -> SQLMetrics.createMetric(sparkContext, "feature values written for models"),
     "featureValuesInPlace" -> SQLMetrics.createMetric(sparkContext, "feature values models read in place"),
     TaskScorers.rowsMetric(Engine.Treescore) -> SQLMetrics.createMetric(sparkContext, "rows scored by treescore's engine"),
@@ -49,7 +55,7 @@ trait BatchScoreNode extends UnaryExecNode {
     // batch.rows bounds the scores per batch, so a grid's batch has fewer rows and the same memory.
     val batchRows = math.max(1, TreescoreConf.BatchRows.from(conf) / scores.map(_.pointsPerRow).max)
     BatchScoring(scores, engines, child.output, passThrough, resultAttrs, batchRows,
-      TreescoreConf.NativeThreads.from(conf), metrics)
+      TreescoreConf.NativeThreads.from(conf), metrics, topK)
   }
 
   /** How the input arrives, as the plan shows it after the result columns: "" for rows. */
@@ -62,7 +68,9 @@ trait BatchScoreNode extends UnaryExecNode {
 
   /** explain() shows the input path, each call with its engine, then the result columns. */
   override def simpleString(maxFields: Int): String =
-    s"$nodeName ${onEngines.mkString("[", ", ", "]")}, ${resultAttrs.mkString("[", ", ", "]")}$inputPath"
+    s"$nodeName ${onEngines.mkString("[", ", ", "]")}, ${resultAttrs.mkString("[", ", ", "]")}$inputPath$selection"
+
+  private def selection: String = topK.map(s => s", $s").getOrElse("")
 
   /** explain("formatted") lists the score calls and, once the plan has run, its metrics. */
   override def verboseStringWithOperatorId(): String = {
@@ -72,6 +80,7 @@ trait BatchScoreNode extends UnaryExecNode {
        |${ExplainUtils.generateFieldString("Input", child.output)}
        |Input path: ${if (inputPath.isEmpty) "rows" else "column vectors"}
        |Scores:$listed
+       |Top-K selection: ${topK.map(_.toString).getOrElse("none")}
        |Metrics: ${measured.mkString(", ")}
        |""".stripMargin
   }
@@ -79,7 +88,7 @@ trait BatchScoreNode extends UnaryExecNode {
 
 /** The batched score operator over rows; each row is copied once into its batch. */
 case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], passThrough: Seq[Attribute],
-    resultAttrs: Seq[Attribute], child: SparkPlan) extends BatchScoreNode {
+    resultAttrs: Seq[Attribute], child: SparkPlan, topK: Option[TopKSelection] = None) extends BatchScoreNode {
   override protected def inputPath: String = ""
 
   override protected def doExecute(): RDD[InternalRow] = {
@@ -100,10 +109,12 @@ case class BatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], pas
  * columnar; [[treescore.rules.ColumnarScoreInput]] plans it.
  */
 case class ColumnarBatchScoreExec(scores: Seq[BatchableScore], engines: Seq[Engine], passThrough: Seq[Attribute],
-    resultAttrs: Seq[Attribute], child: SparkPlan) extends BatchScoreNode with ColumnarToRowTransition {
+    resultAttrs: Seq[Attribute], child: SparkPlan, topK: Option[TopKSelection] = None)
+  extends BatchScoreNode with ColumnarToRowTransition {
   override protected def inputPath: String = ", columnar input"
 
-  override def supportsColumnar: Boolean = true
+  // A top-K selection drops rows, which column vectors passed through cannot: its output is rows.
+  override def supportsColumnar: Boolean = topK.isEmpty
   override def supportsRowBased: Boolean = true
 
   override protected def doExecute(): RDD[InternalRow] = {

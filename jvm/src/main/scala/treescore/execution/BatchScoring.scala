@@ -9,19 +9,25 @@ import org.apache.spark.sql.execution.treescore.RowsToColumns
 import org.apache.spark.sql.types.{StructField, StructType}
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
-import treescore.expressions.BatchableScore
+import scala.collection.mutable.ArrayBuffer
+
+import treescore.expressions.{BatchableScore, ScoreExpression}
 import treescore.model.Engine
+import treescore.rules.TopKSelection
 
 /**
  * What a batched score operator does in each partition, whichever way its input arrives and its
  * output leaves: opens the task's scorers with the first batch (an empty partition leases no
  * model and allocates nothing), scores each batch with every call, and appends the scores to
- * the `passThrough` columns, as rows or as column vectors. Built on the driver and shipped with
- * the task.
+ * the `passThrough` columns, as rows or as column vectors. Under a top-K query (`topK`), only
+ * the rows that may reach the top are scored to the end and passed on. Built on the driver and
+ * shipped with the task.
  */
 private[execution] final case class BatchScoring(scores: Seq[BatchableScore], engines: Seq[Engine],
     inputSchema: Seq[Attribute], passThrough: Seq[Attribute], resultAttrs: Seq[Attribute], batchRows: Int,
-    nativeThreads: Int, metrics: Map[String, SQLMetric]) {
+    nativeThreads: Int, metrics: Map[String, SQLMetric], topK: Option[TopKSelection]) {
+  // Names this execution's board of partitions' best keys (TopKBoards); drawn on the driver.
+  private val topKBoard: String = java.util.UUID.randomUUID().toString
 
   /** Rows in batches of at most batchRows, each row copied (the child reuses one row buffer). */
   def rowBatches(rows: Iterator[InternalRow]): Iterator[InputBatch] =
@@ -35,8 +41,13 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
   def columnarInput(batches: Iterator[ColumnarBatch]): Iterator[ColumnarBatch] = new TimedIterator(batches, metrics("inputTime"))
 
   /** Scores one partition's batches, each row joined to its scores as the row is read. */
-  def scorePartition(batches: Iterator[InputBatch]): Iterator[InternalRow] = {
-    lazy val scorer = open()
+  def scorePartition(batches: Iterator[InputBatch]): Iterator[InternalRow] = topK match {
+    case Some(selection) => selectPartition(batches, selection)
+    case None => scoreEveryRow(batches)
+  }
+
+  private def scoreEveryRow(batches: Iterator[InputBatch]): Iterator[InternalRow] = {
+    lazy val scorer = open(scores.indices)
     val results = new SpecificInternalRow(resultAttrs.map(_.dataType))
     val joined = new JoinedRow
     val toOutput = UnsafeProjection.create(passThrough ++ resultAttrs, inputSchema ++ resultAttrs)
@@ -56,7 +67,8 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
    * child's own vectors) and one new vector per score, for a parent that reads columns.
    */
   def scoreColumnarPartition(batches: Iterator[ColumnarBatch]): Iterator[ColumnarBatch] = {
-    lazy val scorer = open()
+    require(topK.isEmpty, "a top-K selection's output is rows")
+    lazy val scorer = open(scores.indices)
     val resultSchema = StructType(resultAttrs.map(a => StructField(a.name, a.dataType, a.nullable)))
     lazy val vectors: Array[WritableColumnVector] = {
       val allocated = OnHeapColumnVector.allocateColumns(batchRows, resultSchema).asInstanceOf[Array[WritableColumnVector]]
@@ -79,8 +91,60 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
     }
   }
 
-  private def open(): BatchScorer = {
-    val opened = new BatchScorer(scores, engines, inputSchema, batchRows, nativeThreads, metrics)
+  /**
+   * Under a top-K query: the selected call's scan drops each batch's rows that cannot reach the
+   * top and scores the rest; the other calls score only the rows kept, and only those leave.
+   * With one group, the partitions done in this JVM lend the scan their best keys as a floor.
+   */
+  private def selectPartition(batches: Iterator[InputBatch], selection: TopKSelection): Iterator[InternalRow] = {
+    val others = scores.indices.filter(_ != selection.score)
+    val partitionIndex = TaskContext.getPartitionId()
+    val board = if (selection.groupBy.isEmpty) Some(TopKBoards(topKBoard, selection.k)) else None
+    lazy val selector = {
+      val call = scores(selection.score).asInstanceOf[ScoreExpression]
+      val opened = TopKScorer.open(call, selection, inputSchema, batchRows, metrics)
+      TaskContext.get().addTaskCompletionListener[Unit](_ => opened.close())
+      opened
+    }
+    lazy val rest = open(others)
+    val results = new SpecificInternalRow(resultAttrs.map(_.dataType))
+    val joined = new JoinedRow
+    val toOutput = UnsafeProjection.create(passThrough ++ resultAttrs, inputSchema ++ resultAttrs)
+    val numOutputRows = metrics("numOutputRows")
+    var seen, done = false
+    val selectedRows = batches.flatMap { batch =>
+      seen = true
+      val selected = selector.select(batch, board.map(_.floor(partitionIndex)).getOrElse(Double.NegativeInfinity))
+      val kept = new ArrayBuffer[InternalRow](selected.length)
+      val rows = batch.rows
+      var i = 0
+      while (kept.length < selected.length) {
+        val row = rows.next()
+        if (selected(kept.length) == i) kept += row.copy()
+        i += 1
+      }
+      if (others.nonEmpty && kept.nonEmpty) rest.score(new RowBatch(kept)) // counts the batch
+      else metrics("numBatches") += 1
+      numOutputRows += batch.numRows
+      kept.iterator.zipWithIndex.map { case (row, j) =>
+        results.setDouble(selection.score, selector.score(selected(j)))
+        if (others.nonEmpty) rest.results(j, results)
+        toOutput(joined(row, results))
+      }
+    }
+    // Once every row is kept or dropped, the partition's best keys are final: publish them.
+    new Iterator[InternalRow] {
+      override def hasNext: Boolean = selectedRows.hasNext || {
+        if (seen && !done) { done = true; board.foreach(b => b.publish(partitionIndex, selector.bestKeys)) }
+        false
+      }
+      override def next(): InternalRow = selectedRows.next()
+    }
+  }
+
+  /** The task's scorer for the calls `calls`, whose results go to the same fields of the result row. */
+  private def open(calls: IndexedSeq[Int]): BatchScorer = {
+    val opened = new BatchScorer(calls.map(scores), calls.map(engines), inputSchema, batchRows, nativeThreads, metrics, calls)
     TaskContext.get().addTaskCompletionListener[Unit](_ => opened.close())
     opened
   }

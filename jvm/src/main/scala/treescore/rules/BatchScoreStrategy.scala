@@ -10,9 +10,9 @@ import treescore.model.Engine
 /** Plans a [[BatchScore]] node as [[BatchScoreExec]], choosing each call's engine from the session's conf. */
 object BatchScoreStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
-    case BatchScore(scores, passThrough, resultAttrs, child) =>
+    case BatchScore(scores, passThrough, resultAttrs, child, topK) =>
       val engines = scores.map(s => Engine.forCall(s.models, s.modelKind, SQLConf.get))
-      BatchScoreExec(scores, engines, passThrough, resultAttrs, planLater(child)) :: Nil
+      BatchScoreExec(scores, engines, passThrough, resultAttrs, planLater(child), topK) :: Nil
     case _ => Nil
   }
 }

@@ -26,7 +26,7 @@ object ColumnarScoreInput extends ColumnarRule {
     override def apply(plan: SparkPlan): SparkPlan =
       if (!TreescoreConf.ColumnarEnabled.from(conf)) plan
       else plan.transformUp {
-        case b: BatchScoreExec => columnar(b.child).map(ColumnarBatchScoreExec(b.scores, b.engines, b.passThrough, b.resultAttrs, _))
+        case b: BatchScoreExec => columnar(b.child).map(ColumnarBatchScoreExec(b.scores, b.engines, b.passThrough, b.resultAttrs, _, b.topK))
           .getOrElse(b)
       }
   }

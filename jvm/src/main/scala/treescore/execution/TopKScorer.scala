@@ -1,0 +1,97 @@
+package treescore.execution
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.execution.metric.SQLMetric
+
+import treescore.expressions.ScoreExpression
+import treescore.model.{Engine, ModelCache, NativeTopKScan, OffHeapDoubles, OffHeapInts}
+import treescore.rules.TopKSelection
+
+/**
+ * One task's exact top-K selection for one model call ([[TopKSelection]]): a lease on the model
+ * in treescore's engine, the call's feature matrix, the native scan (which keeps each group's k
+ * best scores from batch to batch, so the bar rises over the whole partition), and buffers for
+ * group numbers, kept flags and scores, sized once for `batchRows`. Built by [[TopKScorer.open]],
+ * which releases what it acquired if a step fails.
+ */
+private[execution] final class TopKScorer private (scan: NativeTopKScan, features: FeatureMatrix,
+    groupNumbers: Option[GroupNumbers], groups: Option[OffHeapInts], kept: OffHeapInts, scores: OffHeapDoubles,
+    metrics: Map[String, SQLMetric], owned: Owned) extends AutoCloseable {
+  private var reportedTrees = (0L, 0L)
+
+  /**
+   * The batch's rows that may be in their group's top k, in order; score(i) is row i's score.
+   * `floor` (one group only): a key k rows kept by other partitions reach.
+   */
+  def select(batch: InputBatch, floor: Double): Array[Int] = {
+    val written = System.nanoTime()
+    features.fill(batch)
+    groupNumbers.foreach { numbers =>
+      val rows = batch.rows
+      var i = 0
+      while (rows.hasNext) { groups.get.put(i, numbers(rows.next())); i += 1 }
+    }
+    val start = System.nanoTime()
+    metrics.get("featureWriteTime").foreach(_ += start - written)
+    val count = scan.select(features.columns, groups, floor, kept, scores)
+    metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
+    metrics.get(TaskScorers.rowsMetric(Engine.Treescore)).foreach(_ += batch.numRows)
+    metrics.get("topKRowsDropped").foreach(_ += batch.numRows - count)
+    val selected = new Array[Int](count)
+    var next = 0
+    var i = 0
+    while (next < count) {
+      if (kept.get(i) == 1) { selected(next) = i; next += 1 }
+      i += 1
+    }
+    reportTrees()
+    selected
+  }
+
+  def score(i: Int): Double = scores.get(i)
+
+  /** The best keys so far (one group): what this partition offers the others once it is done. */
+  def bestKeys: Array[Double] = scan.bestKeys
+
+  private def reportTrees(): Unit = {
+    val counts = scan.treeCounts
+    metrics.get("topKTreesEvaluated").foreach(_ += counts._1 - reportedTrees._1)
+    metrics.get("topKTreesInFull").foreach(_ += counts._2 - reportedTrees._2)
+    reportedTrees = counts
+  }
+
+  override def close(): Unit = owned.close()
+}
+
+private[execution] object TopKScorer {
+  def open(call: ScoreExpression, selection: TopKSelection, inputSchema: Seq[Attribute], batchRows: Int,
+      metrics: Map[String, SQLMetric]): TopKScorer = Owned.building { owned =>
+    val lease = owned(ModelCache.acquire(call.model, call.options.iterations, Engine.Treescore))
+    metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
+    val scan = owned(NativeTopKScan.open(lease.model, call.options.predictKind, selection.k, selection.descending))
+    val matrices = owned(new FeatureMatrices(inputSchema, batchRows, metrics.get("featureValuesWritten"),
+      metrics.get("featureValuesInPlace")))
+    val groupNumbers = if (selection.groupBy.isEmpty) None else Some(new GroupNumbers(selection, inputSchema))
+    val groups = if (selection.groupBy.isEmpty) None else Some(owned(new OffHeapInts(batchRows)))
+    new TopKScorer(scan, matrices.forCall(call), groupNumbers, groups, owned(new OffHeapInts(batchRows)),
+      owned(new OffHeapDoubles(batchRows)), metrics, owned)
+  }
+}
+
+/** Numbers the distinct values of a selection's group keys in one task: 0, 1, 2, ... as they first appear. */
+private[execution] final class GroupNumbers(selection: TopKSelection, inputSchema: Seq[Attribute]) {
+  private val keyOf = UnsafeProjection.create(BindReferences.bindReferences(selection.groupBy, inputSchema))
+  private val numbers = new java.util.HashMap[UnsafeRow, Integer]
+
+  def apply(row: InternalRow): Int = {
+    val key = keyOf(row)
+    val known = numbers.get(key)
+    if (known != null) known
+    else {
+      val number = numbers.size
+      numbers.put(key.copy(), number)
+      number
+    }
+  }
+}
