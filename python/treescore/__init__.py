@@ -14,7 +14,9 @@ from treescore.functions import score
 from treescore.model import Model
 from treescore.registry import register
 from treescore.session import configure, jar_path
+from treescore.top_k import ApproximateTopK, top_k
 
 __all__ = ["configure", "jar_path", "Model", "score", "register", "InvalidModelError",
-           "Ensemble", "Member", "Routed", "Cascade", "FittedCascade", "Grid", "score_grid", "load"]
+           "Ensemble", "Member", "Routed", "Cascade", "FittedCascade", "Grid", "score_grid", "load",
+           "top_k", "ApproximateTopK"]
 __version__ = "0.1.0"

@@ -70,7 +70,7 @@ trait BatchScoreNode extends UnaryExecNode {
   override def simpleString(maxFields: Int): String =
     s"$nodeName ${onEngines.mkString("[", ", ", "]")}, ${resultAttrs.mkString("[", ", ", "]")}$inputPath$selection"
 
-  private def selection: String = topK.map(s => s", $s").getOrElse("")
+  private def selection: String = topK.map(s => s", ${s.describe(resultAttrs(s.score).toString)}").getOrElse("")
 
   /** explain("formatted") lists the score calls and, once the plan has run, its metrics. */
   override def verboseStringWithOperatorId(): String = {
@@ -80,7 +80,7 @@ trait BatchScoreNode extends UnaryExecNode {
        |${ExplainUtils.generateFieldString("Input", child.output)}
        |Input path: ${if (inputPath.isEmpty) "rows" else "column vectors"}
        |Scores:$listed
-       |Top-K selection: ${topK.map(_.toString).getOrElse("none")}
+       |Top-K selection: ${topK.map(s => s.describe(resultAttrs(s.score).toString)).getOrElse("none")}
        |Metrics: ${measured.mkString(", ")}
        |""".stripMargin
   }

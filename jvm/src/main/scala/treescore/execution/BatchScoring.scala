@@ -100,6 +100,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
     val others = scores.indices.filter(_ != selection.score)
     val partitionIndex = TaskContext.getPartitionId()
     val board = if (selection.groupBy.isEmpty) Some(TopKBoards(topKBoard, selection.k)) else None
+    val floor = board.map(_.floorFor(partitionIndex)).getOrElse(() => Double.NegativeInfinity)
     lazy val selector = {
       val call = scores(selection.score).asInstanceOf[ScoreExpression]
       val opened = TopKScorer.open(call, selection, inputSchema, batchRows, metrics)
@@ -114,7 +115,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
     var seen, done = false
     val selectedRows = batches.flatMap { batch =>
       seen = true
-      val selected = selector.select(batch, board.map(_.floor(partitionIndex)).getOrElse(Double.NegativeInfinity))
+      val selected = selector.select(batch, floor())
       val kept = new ArrayBuffer[InternalRow](selected.length)
       val rows = batch.rows
       var i = 0

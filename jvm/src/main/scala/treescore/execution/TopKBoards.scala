@@ -15,6 +15,7 @@ import java.util.{LinkedHashMap => JLinkedHashMap, Map => JMap}
  */
 private[execution] final class TopKBoard(k: Int) {
   private val keysByPartition = new java.util.HashMap[Int, Array[Double]]
+  @volatile private var published = 0 // how many times keys were published: floors change only then
 
   /** The k-th best key of the partitions other than `partition`, or -infinity while they have fewer than k. */
   def floor(partition: Int): Double = {
@@ -33,6 +34,18 @@ private[execution] final class TopKBoard(k: Int) {
   /** A partition's scan is done: its best keys (at most k, NaN left out) join the board. */
   def publish(partition: Int, keys: Array[Double]): Unit = synchronized {
     keysByPartition.put(partition, keys.filterNot(_.isNaN))
+    published += 1
+  }
+
+  /** floor(partition), computed again only when keys were published since the last call. */
+  def floorFor(partition: Int): () => Double = {
+    var seen = -1
+    var last = Double.NegativeInfinity
+    () => {
+      val now = published
+      if (now != seen) { seen = now; last = floor(partition) }
+      last
+    }
   }
 }
 

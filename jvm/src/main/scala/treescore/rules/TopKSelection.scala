@@ -12,8 +12,9 @@ import org.apache.spark.sql.catalyst.expressions.Expression
  * ([[treescore.execution.TopKScorer]]).
  */
 case class TopKSelection(score: Int, k: Int, descending: Boolean, groupBy: Seq[Expression]) {
-  override def toString: String = {
+  /** How plans show it, `scoreName` naming the score's column: "top 10 by s#12 descending per (market#3)". */
+  def describe(scoreName: String): String = {
     val groups = if (groupBy.isEmpty) "" else s" per ${groupBy.mkString("(", ", ", ")")}"
-    s"top $k by score ${score + 1} ${if (descending) "descending" else "ascending"}$groups"
+    s"top $k by $scoreName ${if (descending) "descending" else "ascending"}$groups"
   }
 }

@@ -1,0 +1,297 @@
+"""Top-K queries: ORDER BY score LIMIT k and rank() <= k per group give, with treescore's top-K
+selection, exactly the rows and score bits of a full score followed by a sort (and of
+lightgbm's own predict); the plan says so, the operator drops rows unscored, and the
+treescore.top_k helper, exact and approximate, builds those queries."""
+import re
+
+import numpy as np
+import pytest
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+import treescore
+from conftest import FEATURE_NAMES, assert_same_bits, feature_frame, features, market_frame, plan_of
+
+
+def batch_score_metrics(df) -> dict:
+    """The metrics of df's BatchScore nodes (after it ran), summed by name."""
+    found, stack = {}, [df._jdf.queryExecution().executedPlan()]
+    while stack:
+        node = stack.pop()
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            stack.append(node.executedPlan())
+        elif name.endswith("QueryStageExec"):
+            stack.append(node.plan())
+        if node.nodeName() == "BatchScore":
+            metrics = node.metrics().iterator()
+            while metrics.hasNext():
+                entry = metrics.next()
+                found[entry._1()] = found.get(entry._1(), 0) + entry._2().value()
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.size()))
+    return found
+
+
+def selects(df, k: int, direction: str = "descending", per_group: bool = False) -> bool:
+    """Whether df's plan has a BatchScore selecting the top k by a score (explain's wording)."""
+    pattern = rf"top {k} by treescore_score#\d+ {direction}" + (" per " if per_group else "(,|$|\n)")
+    return re.search(pattern, plan_of(df)) is not None
+
+
+@pytest.fixture
+def full_scoring(spark):
+    """Runs a block with top-K selection off (every row scored, then Spark sorts), then restores it."""
+    class Off:
+        def __enter__(self):
+            spark.conf.set("spark.treescore.topK.enabled", "false")
+
+        def __exit__(self, *exc):
+            spark.conf.unset("spark.treescore.topK.enabled")
+    return Off()
+
+
+def rows_of(df, key="id"):
+    """id -> score of every row of df."""
+    return {int(r[key]): r["s"] for r in df.collect()}
+
+
+def assert_top(got: dict, expected: np.ndarray, k: int, descending: bool = True, among=None) -> None:
+    """`got` (id -> score) is a top k of `expected` (scores by id, over the ids `among`): k rows
+    (or all), every row strictly better than the k-th in it, none worse, scores bit for bit.
+    Tree models give many rows the same score, and a LIMIT breaks ties as the sort meets them."""
+    among = np.arange(len(expected)) if among is None else np.asarray(among)
+    keys = expected[among] if descending else -expected[among]
+    bar = np.sort(keys)[::-1][min(k, len(among)) - 1]
+    assert len(got) == min(k, len(among))
+    assert set(among[keys > bar].tolist()) <= set(got), "a row better than the k-th is missing"
+    inside = {int(i): key for i, key in zip(among, keys)}
+    assert all(i in inside and inside[i] >= bar for i in got), "a row worse than the k-th is in"
+    ids = sorted(got)
+    assert_same_bits([got[i] for i in ids], expected[ids], "top-K scores")
+
+
+def top_with_ties(expected: np.ndarray, k: int, descending: bool = True, among=None) -> set:
+    """The rows rank() <= k keeps: every row at least as good as the k-th."""
+    among = np.arange(len(expected)) if among is None else np.asarray(among)
+    keys = expected[among] if descending else -expected[among]
+    bar = np.sort(keys)[::-1][min(k, len(among)) - 1]
+    return set(among[keys >= bar].tolist())
+
+
+@pytest.mark.parametrize("descending", [True, False])
+@pytest.mark.parametrize("kind", ["prediction", "raw"])
+def test_order_by_score_limit_k_equals_a_full_sort_bit_for_bit(spark, tmp_path, binary_booster, descending, kind,
+                                                               full_scoring):
+    df, x = feature_frame(spark, tmp_path, 60_000, seed=21)
+    model = treescore.Model.from_booster(binary_booster)
+    order = F.desc("s") if descending else F.asc("s")
+    query = df.select("id", treescore.score(model, kind=kind).alias("s")).orderBy(order).limit(25)
+    assert selects(query, 25, "descending" if descending else "ascending")
+    got = rows_of(query)
+    expected = binary_booster.predict(x, raw_score=(kind == "raw"))
+    assert_top(got, expected, 25, descending)
+    assert batch_score_metrics(query)["topKRowsDropped"] > 50_000
+    with full_scoring:
+        plain = df.select("id", treescore.score(model, kind=kind).alias("s")).orderBy(order).limit(25)
+        assert "top 25 by" not in plan_of(plain)
+        assert_top(rows_of(plain), expected, 25, descending)
+
+
+def test_selection_skips_most_trees_and_the_rows_it_drops(spark, tmp_path, regression_booster):
+    df, _ = feature_frame(spark, tmp_path, 50_000, seed=22)
+    query = df.select("id", treescore.score(treescore.Model.from_booster(regression_booster)).alias("s")) \
+        .orderBy(F.desc("s")).limit(10)
+    query.collect()
+    metrics = batch_score_metrics(query)
+    assert metrics["topKTreesInFull"] == 50_000 * regression_booster.num_trees()
+    assert 0 < metrics["topKTreesEvaluated"] < metrics["topKTreesInFull"] / 2
+    assert metrics["topKRowsDropped"] > 49_000
+
+
+def test_many_partitions_share_their_best_scores_and_stay_exact(spark, tmp_path, regression_booster, full_scoring):
+    df, x = feature_frame(spark, tmp_path, 40_000, seed=23)
+    df = df.repartition(16)
+    model = treescore.Model.from_booster(regression_booster)
+    query = df.select("id", treescore.score(model).alias("s")).orderBy(F.desc("s")).limit(7)
+    assert_top(rows_of(query), regression_booster.predict(x), 7)
+
+
+@pytest.mark.parametrize("rank", [F.rank, F.row_number])
+def test_rank_per_group_equals_a_full_window_bit_for_bit(spark, tmp_path, regression_booster, rank, full_scoring):
+    df, x, markets = market_frame(spark, tmp_path, 30_000, seed=24)
+    model = treescore.Model.from_booster(regression_booster)
+
+    def query():
+        scored = df.select("id", "market", treescore.score(model).alias("s"))
+        ranked = scored.withColumn("r", rank().over(Window.partitionBy("market").orderBy(F.desc("s"))))
+        return ranked.where(F.col("r") <= 4)
+
+    selected = query()
+    assert selects(selected, 4, per_group=True)
+    got = rows_of(selected)
+    expected = regression_booster.predict(x)
+    for market in ("DE", "FR", "IT"):
+        rows = np.flatnonzero(markets == market)
+        mine = {i: v for i, v in got.items() if markets[i] == market}
+        if rank is F.rank:
+            assert set(mine) == top_with_ties(expected, 4, among=rows)
+            assert_same_bits([mine[i] for i in sorted(mine)], expected[sorted(mine)])
+        else:
+            assert_top(mine, expected, 4, among=rows)
+    assert batch_score_metrics(selected)["topKRowsDropped"] > 25_000
+    with full_scoring:
+        plain = rows_of(query())
+        if rank is F.rank:
+            assert plain.keys() == got.keys()
+
+
+def test_ties_with_the_kth_row_are_all_kept(spark, regression_booster):
+    # 300 copies of one row among 2,000 others: per group, rank() <= 3 keeps every copy if the
+    # copies are the best, and a LIMIT keeps k of them.
+    x = features(2_000, seed=25)
+    best = int(np.argmax(regression_booster.predict(x)))
+    x = np.vstack([x, np.repeat(x[best:best + 1], 300, axis=0)])
+    pdf = {name: x[:, j].tolist() for j, name in enumerate(FEATURE_NAMES)}
+    rows = [dict(id=i, g=0, **{n: pdf[n][i] for n in FEATURE_NAMES}) for i in range(len(x))]
+    df = spark.createDataFrame(rows)
+    model = treescore.Model.from_booster(regression_booster)
+    scored = df.select("id", "g", treescore.score(model, *FEATURE_NAMES).alias("s"))
+    ranked = scored.withColumn("r", F.rank().over(Window.partitionBy("g").orderBy(F.desc("s")))).where("r <= 3")
+    assert selects(ranked, 3, per_group=True)
+    got = rows_of(ranked)
+    assert set(got) == {best} | set(range(2_000, 2_300))
+    limited = scored.orderBy(F.desc("s")).limit(3).collect()
+    assert len(limited) == 3 and all(r["s"] == got[best] for r in limited)
+
+
+def test_hostile_values_and_saturated_probabilities(spark, binary_booster, full_scoring):
+    # NaN, +-inf, +-0 and huge values, and rows the sigmoid maps to exactly 1.0 or 0.0: many ties.
+    rng = np.random.default_rng(26)
+    x = rng.normal(size=(4_000, len(FEATURE_NAMES))) * rng.choice([1, 1e3, 1e300], size=(4_000, 1))
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
+    mask = rng.random(x.shape) < 0.15
+    x[mask] = rng.choice(specials, size=mask.sum())
+    rows = [dict(id=i, **{n: float(x[i, j]) for j, n in enumerate(FEATURE_NAMES)}) for i in range(len(x))]
+    df = spark.createDataFrame(rows)
+    model = treescore.Model.from_booster(binary_booster)
+    expected = binary_booster.predict(x)
+    for descending in (True, False):
+        order = F.desc("s") if descending else F.asc("s")
+        query = df.select("id", treescore.score(model, *FEATURE_NAMES).alias("s")).orderBy(order).limit(40)
+        assert_top(rows_of(query), expected, 40, descending)
+        ranked = df.select("id", treescore.score(model, *FEATURE_NAMES).alias("s")) \
+            .withColumn("r", F.rank().over(Window.orderBy(order))).where("r <= 40")
+        assert set(rows_of(ranked)) == top_with_ties(expected, 40, descending)
+
+
+def test_other_scores_of_the_same_select_are_scored_for_the_kept_rows(spark, tmp_path, regression_booster,
+                                                                    binary_booster):
+    df, x = feature_frame(spark, tmp_path, 20_000, seed=27)
+    reg, binary = treescore.Model.from_booster(regression_booster), treescore.Model.from_booster(binary_booster)
+    query = df.select("id", treescore.score(reg).alias("s"), treescore.score(binary).alias("p")) \
+        .orderBy(F.desc("s")).limit(12)
+    assert selects(query, 12)
+    got = query.collect()
+    ids = [r["id"] for r in got]
+    assert_top({r["id"]: r["s"] for r in got}, regression_booster.predict(x), 12)
+    assert_same_bits([r["p"] for r in got], binary_booster.predict(x[ids]))
+
+
+def test_queries_selection_cannot_serve_are_scored_in_full_and_exact(spark, tmp_path, regression_booster,
+                                                                   binary_booster):
+    df, x = feature_frame(spark, tmp_path, 5_000, seed=28)
+    reg = treescore.Model.from_booster(regression_booster)
+    ensemble = treescore.Ensemble([reg, treescore.Model.from_booster(binary_booster)], weights=[0.5, 0.5])
+    filtered = df.select("id", treescore.score(reg).alias("s")).where(F.col("x0") > 0).orderBy(F.desc("s")).limit(5)
+    dense = df.select("id", treescore.score(reg).alias("s")) \
+        .withColumn("r", F.dense_rank().over(Window.orderBy(F.desc("s")))).where("r <= 5")
+    by_ensemble = df.select("id", treescore.score(ensemble).alias("s")).orderBy(F.desc("s")).limit(5)
+    by_expression = df.select("id", (treescore.score(reg) * 2).alias("s")).orderBy(F.desc("s")).limit(5)
+    expected = regression_booster.predict(x)
+    for query in (dense, by_ensemble, by_expression):
+        assert "top 5 by" not in plan_of(query)
+    assert_top(rows_of(filtered), expected, 5, among=np.flatnonzero(x[:, 0] > 0))
+    assert_top({i: v / 2 for i, v in rows_of(by_expression).items()}, expected, 5)
+    assert set(rows_of(dense)) == top_with_ties(expected, 5)  # 5 distinct scores or more: at least 5 rows
+    assert len(rows_of(by_ensemble)) == 5
+
+
+def test_lightgbm_engine_queries_are_not_selected(spark, tmp_path, regression_booster):
+    df, x = feature_frame(spark, tmp_path, 3_000, seed=29)
+    spark.conf.set("spark.treescore.engine", "lightgbm")
+    try:
+        query = df.select("id", treescore.score(treescore.Model.from_booster(regression_booster)).alias("s")) \
+            .orderBy(F.desc("s")).limit(5)
+        assert "top 5 by" not in plan_of(query)
+        assert_top(rows_of(query), regression_booster.predict(x), 5)
+    finally:
+        spark.conf.unset("spark.treescore.engine")
+
+
+def test_sql_order_by_limit(spark, tmp_path, regression_booster):
+    df, x = feature_frame(spark, tmp_path, 10_000, seed=30)
+    df.createOrReplaceTempView("top_k_rows")
+    treescore.register(spark, "top_k_model", treescore.Model.from_booster(regression_booster))
+    query = spark.sql("SELECT id, treescore_score('top_k_model') AS s FROM top_k_rows ORDER BY s DESC LIMIT 8")
+    assert selects(query, 8)
+    assert_top(rows_of(query), regression_booster.predict(x), 8)
+
+
+def test_top_k_helper_overall_and_per_group(spark, tmp_path, regression_booster):
+    df, x, markets = market_frame(spark, tmp_path, 20_000, seed=31)
+    model = treescore.Model.from_booster(regression_booster)
+    expected = regression_booster.predict(x)
+    best = treescore.top_k(df, model, 6)
+    assert selects(best, 6)
+    assert_top({r["id"]: r["score"] for r in best.collect()}, expected, 6)
+    assert best.columns == df.columns + ["score"]
+    worst = treescore.top_k(df, model, 2, by="market", score_col="p", ascending=True)
+    assert selects(worst, 2, "ascending", per_group=True)
+    worst = worst.collect()
+    want = set()
+    for market in ("DE", "FR", "IT"):
+        want |= top_with_ties(expected, 2, descending=False, among=np.flatnonzero(markets == market))
+    assert set(r["id"] for r in worst) == want
+    assert_same_bits([r["p"] for r in sorted(worst, key=lambda r: r["id"])], expected[sorted(want)])
+    with pytest.raises(ValueError, match="k, a whole number of 1 or more"):
+        treescore.top_k(df, model, 0)
+    with pytest.raises(ValueError, match="column 'nope'"):
+        treescore.top_k(df, model, 3, by="nope")
+
+
+def test_approximate_top_k_ranks_the_cheap_models_candidates_and_reports_what_it_filtered(spark, tmp_path,
+                                                                                       regression_booster):
+    import lightgbm as lgb
+
+    df, x = feature_frame(spark, tmp_path, 30_000, seed=32)
+    expected = regression_booster.predict(x)
+    # A cheap imitation: 10 small trees on the five features that matter, trained on the
+    # expensive model's output.
+    train = features(5_000, seed=33)
+    cheap_booster = lgb.train({"objective": "regression", "num_leaves": 15, "verbose": -1, "num_threads": 1},
+                              lgb.Dataset(train[:, :5], regression_booster.predict(train), feature_name=FEATURE_NAMES[:5]),
+                              10)
+    cheap = treescore.Model.from_booster(cheap_booster)
+    result = treescore.top_k(df, treescore.Model.from_booster(regression_booster), 20, cheap=cheap, oversample=25)
+    assert isinstance(result, treescore.ApproximateTopK)
+    rows = result.df.collect()
+    assert len(rows) == 20
+    # The expensive model's top 20 among the cheap model's 500 best rows, with exact scores.
+    # The cheap model has few distinct scores: which of the rows tying with its 500th are
+    # candidates is Spark's choice, but rows above that are candidates for sure.
+    got = {r["id"]: r["score"] for r in rows}
+    cheap_scores = cheap_booster.predict(x[:, :5])
+    cheap_bar = np.sort(cheap_scores)[::-1][499]
+    assert all(cheap_scores[i] >= cheap_bar for i in got)
+    sure = np.flatnonzero(cheap_scores > cheap_bar)
+    twentieth = min(got.values())
+    assert set(sure[expected[sure] > twentieth].tolist()) <= set(got)
+    assert_same_bits([got[i] for i in sorted(got)], expected[sorted(got)])
+    assert result.rows_scanned() == 30_000
+    assert result.candidates() == 500
+    assert result.rows_filtered() == 29_500
+    # It misses only what the cheap model misranks: most of the exact top 20 are found.
+    assert len(set(got) & top_with_ties(expected, 20)) >= 10
+    with pytest.raises(ValueError, match="oversample must be a finite number of 1 or more"):
+        treescore.top_k(df, cheap, 5, cheap=cheap, oversample=0.5)
