@@ -1,4 +1,4 @@
-"""python -m bench [--quick | --smoke] [--out DIR] [--only A,B,C,batch,scaling,engines,shapes,synapseml,cascade]
+"""python -m bench [--quick | --smoke] [--out DIR] [--only A,B,C,batch,scaling,engines,shapes,synapseml,cascade,topk]
 [--merge] [--render]"""
 import argparse
 import datetime
@@ -12,14 +12,15 @@ from dataclasses import asdict
 from typing import List
 
 from bench import (cascade, data, engines, machine, merge, models, plots, report, session, shapes, sweeps, synapse,
-                   workloads)
+                   topk, workloads)
 from bench.config import MODES
 from bench.timing import Result
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SECTIONS = {"A": workloads.workload_a, "B": workloads.workload_b, "C": workloads.workload_c,
             "batch": sweeps.batch_size, "scaling": sweeps.scaling, "engines": engines.native_engines,
-            "shapes": shapes.model_shapes, "synapseml": synapse.synapseml, "cascade": cascade.automatic_cascade}
+            "shapes": shapes.model_shapes, "synapseml": synapse.synapseml, "cascade": cascade.automatic_cascade,
+            "topk": topk.top_k}
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -242,6 +242,41 @@ def cascade_table(results: List[Result], diagnostics: Dict) -> List[str]:
     return lines
 
 
+def topk_table(results: List[Result], diagnostics: Dict) -> List[str]:
+    """The top-K query scored in full then sorted, with exact selection, and approximately, over
+    the same cached rows; then whether the rows and scores are the top k of Booster.predict."""
+    measured = {r.method: r for r in results if r.workload == "topk"}
+    if not measured:
+        return ["Not measured in this run (`python -m bench --only topk`)."]
+    full = measured.get("full")
+    lines = ["| method | rows | seconds (median) | rows/s | vs full score + sort | CPU us/row | peak RSS MiB |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in (measured[k] for k in ("full", "selected", "approximate") if k in measured):
+        seconds = f"{r.median_seconds:.2f}" if r.ok else "—"
+        lines.append(f"| {r.note} | {r.rows:,} | {seconds} | {_rate(r)} | {_ratio(r, full)} | {_cpu(r)} | "
+                     f"{_mib(r.peak_bytes)} |")
+    info = diagnostics.get("topk")
+    if not info:
+        return lines + ["", "The section stopped before its rows were checked (see the notes)."]
+    approx = info["approximate"]
+    share = f"{info['trees_evaluated_share']:.1%}" if info["trees_evaluated_share"] is not None else "not read"
+    yes = lambda b: "yes" if b else "**no**"  # noqa: E731
+    lines += ["", f"Top {info['k']:,} of {info['rows']:,} rows by the ensemble's first member.", "",
+              "| check | result |", "|---|---|",
+              f"| exact selection: the same rows and score bits as the full score + sort | {yes(info['selected_equals_full'])} |",
+              f"| both: the top {info['k']:,} of Booster.predict over every row, bit for bit | "
+              f"{yes(info['selected_is_top'] and info['full_is_top'])} |",
+              f"| exact selection: trees evaluated, of a full score's | {share} |",
+              f"| exact selection: rows it did not pass on to the sort | {info['rows_dropped']:,} |",
+              f"| approximate: cheap model | {approx['cheap_trees']} trees x {approx['cheap_leaves']} leaves on "
+              f"{len(approx['cheap_features'])} features |",
+              f"| approximate: rows filtered by the cheap model, of those scanned | "
+              f"{approx['rows_filtered']:,} of {approx['rows_scanned']:,} |",
+              f"| approximate: share of the exact top {info['k']:,} it found | {approx['recall']:.1%} |",
+              f"| approximate: its scores are the expensive model's, bit for bit | {yes(approx['scores_exact'])} |"]
+    return lines
+
+
 # Predictions per timed row: C's rows are input rows, each scored at every grid level.
 PREDICTIONS_PER_ROW = {"C": GRID_LEVELS}
 DAILY_PREDICTIONS, WINDOW_HOURS = 6e9, 4  # the talk's workload: 6 billion predictions a day
@@ -402,7 +437,8 @@ def setup(sizes: Sizes, ensemble) -> Dict[str, str]:
                 "spark.read splits them (default 128 MB splits)",
         "rows": f"A {sizes.rows_a:,}; B {sizes.rows_b:,}; C {sizes.rows_c:,} x {GRID_LEVELS} levels; batch sweep "
                 f"{sizes.sweep_rows:,} in {CORES} partitions; scaling {scaling}; other model shapes "
-                f"{sizes.rows_shapes:,}; cascade A's {sizes.rows_a:,}, fitted on {sizes.cascade_sample_rows:,} other rows",
+                f"{sizes.rows_shapes:,}; cascade A's {sizes.rows_a:,}, fitted on {sizes.cascade_sample_rows:,} other rows; "
+                f"top-K the best {sizes.topk_k:,} of {sizes.topk_rows:,}",
         "Spark": f"local[{CORES}], driver memory {sizes.driver_memory}, default Arrow batch 10,000 rows, "
                  "default treescore batch 8,192 rows and 1 native thread",
         "timing": (f"median of {sizes.runs} timed runs after one untimed warm-up run of the same method on "
@@ -417,7 +453,7 @@ def parts_table(parts: Dict[str, Dict]) -> List[str]:
     lines = ["| section | finished | took | command | load average (1, 5, 15 min) and CPU pressure: start; end | "
              "parallel speed per core (2 processes vs 1) | JVM warm-up before it |",
              "|---|---|---:|---|---|---|---|"]
-    order = ["A", "B", "C", "batch", "scaling", "engines", "shapes", "synapseml", "cascade"]
+    order = ["A", "B", "C", "batch", "scaling", "engines", "shapes", "synapseml", "cascade", "topk"]
     for name, info in sorted(parts.items(), key=lambda item: order.index(item[0])):
         warm = info.get("jvm_warm_up")
         warm_text = (f"{warm['rounds']} rounds of treescore (batched and rule off) over {warm['rows']:,} rows "
@@ -498,7 +534,10 @@ def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, par
             "An expensive binary classifier scored by treescore alone and as the second stage of the cascade "
             "Cascade.fit made for it (bench/cascade.py), over the same cached rows in the same run; then the cascade's "
             "outputs on every one of those rows against the expensive model's own Booster.predict.", "",
-            *cascade_table(results, diagnostics), "", "## SynapseML, side by side (Spark 3.5)", "",
+            *cascade_table(results, diagnostics), "", "## Top-K queries", "",
+            "`ORDER BY score DESC LIMIT k` over cached rows (bench/topk.py): every row scored then sorted, the same "
+            "query with treescore's exact top-K selection, and treescore.top_k with a cheap model, in the same run.", "",
+            *topk_table(results, diagnostics), "", "## SynapseML, side by side (Spark 3.5)", "",
             *synapse_table(results, agree, diagnostics), "", "## What it costs", "",
             "CPU time is what each method's processes used over its timed runs (the Spark JVM with its Python "
             "workers; for the limits, this process), so it counts every core's work, not wall time.", "",

@@ -84,7 +84,8 @@ def _plan_nodes(plan):
 
 
 BATCH_SCORE_METRICS = ("numOutputRows", "numBatches", "inputTime", "featureWriteTime", "nativeTime", "modelLoadTime",
-                       "featureValuesWritten", "featureValuesInPlace", "escalatedRows")
+                       "featureValuesWritten", "featureValuesInPlace", "escalatedRows", "topKRowsDropped",
+                       "topKTreesEvaluated", "topKTreesInFull")
 
 
 def batch_score_metrics(frame) -> Tuple[Optional[Dict[str, int]], str]:

@@ -78,10 +78,21 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     assert "| treescore, the expensive model alone |" in section and "| treescore, the fitted cascade |" in section
     assert f"{checked['agreement']:.2%}" in section and f"({checked['escalated_rows']:,} rows)" in section
 
+    # Top-K: the full score + sort, exact selection and the approximate mode timed on the same
+    # rows; exact selection gives the full sort's rows and score bits, both Booster.predict's top k.
+    topk = {r["method"]: r for r in first["results"] if r["workload"] == "topk"}
+    assert {m: r["status"] for m, r in topk.items()} == {"full": "ok", "selected": "ok", "approximate": "ok"}
+    checked = first["diagnostics"]["topk"]
+    assert checked["selected_equals_full"] and checked["selected_is_top"] and checked["full_is_top"]
+    assert 0 < checked["trees_evaluated_share"] <= 1 and checked["approximate"]["scores_exact"]
+    assert checked["approximate"]["rows_filtered"] == checked["rows"] - checked["k"] * checked["approximate"]["oversample"]
+    section = report.split("## Top-K queries", 1)[1].split("\n## ", 1)[0]
+    assert "| exact top-K selection (the default) |" in section and "| yes |" in section
+
     # A second part that reruns only scaling keeps A, B, C and the batch sweep from the first
     # part as they were, replaces the scaling rows, and says which part ran which section.
     second = _bench(tmp_path, "--only", "scaling", "--merge")
-    for workload in ("A", "B", "C", "batch", "cascade"):
+    for workload in ("A", "B", "C", "batch", "cascade", "topk"):
         assert _rows(second["results"], workload) == _rows(first["results"], workload), workload
     assert _rows(second["results"], "scaling") != _rows(first["results"], "scaling")
     assert len(_rows(second["results"], "scaling")) == len(_rows(first["results"], "scaling"))
