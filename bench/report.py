@@ -270,8 +270,8 @@ def topk_table(results: List[Result], diagnostics: Dict) -> List[str]:
               f"| exact selection: rows it did not pass on to the sort | {info['rows_dropped']:,} |",
               f"| approximate: cheap model | {approx['cheap_trees']} trees x {approx['cheap_leaves']} leaves on "
               f"{len(approx['cheap_features'])} features |",
-              f"| approximate: rows filtered by the cheap model, of those scanned | "
-              f"{approx['rows_filtered']:,} of {approx['rows_scanned']:,} |",
+              f"| approximate: rows filtered by the cheap model, of those scanned (candidates left for the member) | "
+              f"{approx['rows_filtered']:,} of {approx['rows_scanned']:,} ({approx['candidates']:,}) |",
               f"| approximate: share of the exact top {info['k']:,} it found | {approx['recall']:.1%} |",
               f"| approximate: its scores are the expensive model's, bit for bit | {yes(approx['scores_exact'])} |"]
     return lines

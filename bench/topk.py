@@ -4,8 +4,8 @@ a 300-tree regressor, over cached rows of the benchmark's table, in the same run
 - "full": every row scored, then Spark's sort keeps the best (spark.treescore.topK.enabled=false);
 - "selected": the same query with treescore's exact top-K selection (the default);
 - "approximate": treescore.top_k with a cheap model (20 trees x 15 leaves on the member's 10
-  features of the highest gain, trained on the member's own predictions of other rows) that
-  picks oversample x k candidates for the member to rank.
+  features of the highest gain, trained on the member's own predictions of other rows) whose
+  oversample x k best rows are the candidates the member ranks.
 
 Then the rows: "selected" must give the same rows and score bits as "full", and both must be
 the top k of lightgbm's Booster.predict over every row (ties with the k-th allowed either way);
@@ -58,7 +58,8 @@ def top_k(bench) -> None:
         result = treescore.top_k(source, model, k, score_col="s", cheap=cheap, oversample=OVERSAMPLE)
         got = result.df.select("id", "s").collect()
         if keep:
-            approximate.update(rows=got, scanned=result.rows_scanned(), filtered=result.rows_filtered())
+            approximate.update(rows=got, scanned=result.rows_scanned(), candidates=result.candidates(),
+                               filtered=result.rows_filtered())
 
     bench.spark_result(WORKLOAD, "approximate", rows, lambda: run_approximate(frame, True),
                        warm_up=lambda: run_approximate(warm, False), note=METHODS["approximate"], param=k)
@@ -109,6 +110,7 @@ def _checked(collected, approximate, expected: np.ndarray, k: int, metrics, chea
         "rows_dropped": metrics["topKRowsDropped"] if metrics else None,
         "approximate": {"oversample": OVERSAMPLE, "cheap_trees": CHEAP_TREES, "cheap_leaves": CHEAP_LEAVES,
                         "cheap_features": cheap_features, "rows_scanned": approximate.get("scanned"),
+                        "candidates": approximate.get("candidates"),
                         "rows_filtered": approximate.get("filtered"),
                         "recall": len(set(found) & exact_top) / k if found else None,
                         "scores_exact": bool(found) and all(

@@ -85,7 +85,9 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     checked = first["diagnostics"]["topk"]
     assert checked["selected_equals_full"] and checked["selected_is_top"] and checked["full_is_top"]
     assert 0 < checked["trees_evaluated_share"] <= 1 and checked["approximate"]["scores_exact"]
-    assert checked["approximate"]["rows_filtered"] == checked["rows"] - checked["k"] * checked["approximate"]["oversample"]
+    approximate = checked["approximate"]
+    assert approximate["candidates"] == checked["k"] * approximate["oversample"]
+    assert approximate["rows_filtered"] == checked["rows"] - approximate["candidates"]
     section = report.split("## Top-K queries", 1)[1].split("\n## ", 1)[0]
     assert "| exact top-K selection (the default) |" in section and "| yes |" in section
 

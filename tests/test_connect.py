@@ -60,6 +60,14 @@ CLIENT_SCRIPT = textwrap.dedent("""
     df.createOrReplaceTempView("t")
     named = spark.sql("SELECT treescore_score('reg_named') FROM t ORDER BY id").collect()
 
+    best = treescore.top_k(df, by_path, 5, score_col="s")
+    top_plan = io.StringIO()
+    with contextlib.redirect_stdout(top_plan):
+        best.explain()
+    top = [[r["id"], r["s"]] for r in best.select("id", "s").collect()]
+    approx = treescore.top_k(df, by_path, 3, score_col="s", cheap=by_text, oversample=4)
+    approx_top = [[r["id"], r["s"]] for r in approx.df.select("id", "s").collect()]
+
     def error(action):
         try:
             action()
@@ -73,6 +81,7 @@ CLIENT_SCRIPT = textwrap.dedent("""
         "contrib": [list(r["contrib"]) for r in rows], "blend": [r["blend"] for r in rows],
         "blend_contrib": [list(r["blend_contrib"]) for r in rows],
         "grid": [list(r["grid"]) for r in rows], "named": [r[0] for r in named],
+        "top_plan": top_plan.getvalue(), "top": top, "approx_top": approx_top, "filtered": approx.rows_filtered(),
         "unknown": error(lambda: spark.sql("SELECT treescore_score('nope', 1.0)").collect()),
         "missing": error(lambda: treescore.register(spark, "gone", "/no/such/model.txt")),
         "in_memory": error(lambda: treescore.register(spark, "text_model", by_text)),
@@ -180,6 +189,12 @@ def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster,
         at_value = x.copy()
         at_value[:, 1] = value
         assert_same_bits(np.array(got["grid"])[:, k], binary_booster.predict(at_value))
+    # Top-K through Connect: the server's rule selects, and the rows are the 5 best, bit for bit.
+    assert "top 5 by treescore_score#" in got["top_plan"], got["top_plan"]
+    top = {int(i): v for i, v in got["top"]}
+    assert len(top) == 5 and set(np.flatnonzero(reg > np.sort(reg)[-5]).tolist()) <= set(top)
+    assert_same_bits([top[i] for i in sorted(top)], reg[sorted(top)])
+    assert len(got["approx_top"]) == 3 and got["filtered"] == len(reg) - 12
     assert "AnalysisException" in got["unknown"] and "no model is registered as 'nope'" in got["unknown"]
     assert got["missing"] is not None and "/no/such/model.txt" in got["missing"]
     assert got["in_memory"] is not None and "register a model by a path" in got["in_memory"]

@@ -277,21 +277,33 @@ def test_approximate_top_k_ranks_the_cheap_models_candidates_and_reports_what_it
     assert isinstance(result, treescore.ApproximateTopK)
     rows = result.df.collect()
     assert len(rows) == 20
-    # The expensive model's top 20 among the cheap model's 500 best rows, with exact scores.
-    # The cheap model has few distinct scores: which of the rows tying with its 500th are
-    # candidates is Spark's choice, but rows above that are candidates for sure.
+    # The candidates: the cheap model's 500 best rows (which of the rows tying with its 500th
+    # make it is the sort's choice, but every row above that is in); the result: the expensive
+    # model's top 20 of those, with exact scores.
     got = {r["id"]: r["score"] for r in rows}
     cheap_scores = cheap_booster.predict(x[:, :5])
     cheap_bar = np.sort(cheap_scores)[::-1][499]
     assert all(cheap_scores[i] >= cheap_bar for i in got)
-    sure = np.flatnonzero(cheap_scores > cheap_bar)
-    twentieth = min(got.values())
-    assert set(sure[expected[sure] > twentieth].tolist()) <= set(got)
+    surely = np.flatnonzero(cheap_scores > cheap_bar)
+    assert set(surely[expected[surely] > min(got.values())].tolist()) <= set(got)
     assert_same_bits([got[i] for i in sorted(got)], expected[sorted(got)])
-    assert result.rows_scanned() == 30_000
     assert result.candidates() == 500
-    assert result.rows_filtered() == 29_500
+    assert result.rows_scanned() == 30_000 and result.rows_filtered() == 29_500
     # It misses only what the cheap model misranks: most of the exact top 20 are found.
     assert len(set(got) & top_with_ties(expected, 20)) >= 10
+    # Per group: each market's candidates reach its own cut.
+    (tmp_path / "markets").mkdir()
+    df_m, x_m, markets = market_frame(spark, tmp_path / "markets", 9_000, seed=34)
+    per_market = treescore.top_k(df_m, treescore.Model.from_booster(regression_booster), 3, by="market",
+                                 cheap=cheap, oversample=10)
+    got_m = {r["id"]: r["score"] for r in per_market.df.collect()}
+    expected_m, cheap_m = regression_booster.predict(x_m), cheap_booster.predict(x_m[:, :5])
+    total = 0
+    for market in ("DE", "FR", "IT"):
+        rows_m = np.flatnonzero(markets == market)
+        chosen = rows_m[cheap_m[rows_m] >= np.sort(cheap_m[rows_m])[::-1][29]]
+        total += len(chosen)
+        assert {i for i in got_m if markets[i] == market} == top_with_ties(expected_m, 3, among=chosen)
+    assert per_market.candidates() == total and per_market.rows_filtered() == 9_000 - total
     with pytest.raises(ValueError, match="oversample must be a finite number of 1 or more"):
         treescore.top_k(df, cheap, 5, cheap=cheap, oversample=0.5)

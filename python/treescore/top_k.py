@@ -39,10 +39,11 @@ def top_k(df: DataFrame, scorer: ScorerLike, k: int, by: Optional[Union[str, Seq
     A single model's prediction or raw score is scored only as far as needed; other scorers are
     scored in full (still exact).
 
-    Approximate (cheap given): returns an ApproximateTopK. `cheap` scores every row; the best
-    ceil(oversample * k) rows per group by the cheap score are scored by `scorer`, and the k
-    best of those by `scorer` are the result, with `scorer`'s exact scores. Rows the cheap
-    scorer misranks below the candidates are missed: oversample trades that risk for speed.
+    Approximate (cheap given): returns an ApproximateTopK. The top ceil(oversample * k) rows
+    per group by `cheap` (itself an exact top-K query: ties with the last broken as for k) are
+    the candidates; only they are scored by `scorer`, and the k best of those by `scorer` are
+    the result, with `scorer`'s exact scores. Rows the cheap scorer misranks below the
+    candidates are missed: oversample trades that risk for speed.
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"treescore: top_k needs k, a whole number of 1 or more, got {k!r}")
@@ -56,28 +57,33 @@ def top_k(df: DataFrame, scorer: ScorerLike, k: int, by: Optional[Union[str, Seq
     if not oversample >= 1.0 or math.isinf(oversample):
         raise ValueError(f"treescore: top_k's oversample must be a finite number of 1 or more, got {oversample!r}")
     candidates_per_group = math.ceil(k * oversample)
-    scanned_rows, candidate_rows = Observation("treescore_top_k_scanned"), Observation("treescore_top_k_candidates")
+    candidate_rows = Observation("treescore_top_k_candidates")
     cheap_col = f"__treescore_cheap_{score_col}"
-    scanned = df.observe(scanned_rows, F.count(F.lit(1)).alias("rows"))
-    candidates = (_exact(scanned, _score_column(cheap), candidates_per_group, groups, cheap_col, ascending)
+    # The candidates are themselves a top-K query, by the cheap score: treescore's selection
+    # passes on only the rows that can reach it, so the rows that cannot are never built.
+    candidates = (_exact(df, _score_column(cheap), candidates_per_group, groups, cheap_col, ascending)
                   .drop(cheap_col).observe(candidate_rows, F.count(F.lit(1)).alias("rows")))
     result = _exact(candidates, _score_column(scorer), k, groups, score_col, ascending)
-    return ApproximateTopK(result, scanned_rows, candidate_rows, candidates_per_group)
+    return ApproximateTopK(result, df, candidate_rows, candidates_per_group)
 
 
 @dataclass
 class ApproximateTopK:
-    """An approximate top-K (top_k with a cheap scorer): `df` is the result; once an action has
-    run on it, rows_scanned() tells how many rows the cheap scorer scored, candidates() how many
-    it passed on to the expensive scorer, and rows_filtered() how many it filtered out."""
+    """An approximate top-K (top_k with a cheap scorer). `df` is the result. Once an action has
+    run on it, candidates() tells how many rows the cheap scorer passed on to the expensive one
+    (candidates_per_group per group, or all of a smaller group); rows_scanned() counts the
+    input's rows (a job of its own, run once) and rows_filtered() is the difference."""
 
     df: DataFrame
-    _scanned: Observation
+    source: DataFrame
     _candidates: Observation
     candidates_per_group: int
+    _scanned: Optional[int] = None
 
     def rows_scanned(self) -> int:
-        return int(self._scanned.get["rows"])
+        if self._scanned is None:
+            self._scanned = self.source.count()
+        return self._scanned
 
     def candidates(self) -> int:
         return int(self._candidates.get["rows"])

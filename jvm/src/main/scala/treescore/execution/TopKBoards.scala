@@ -13,7 +13,7 @@ import java.util.{LinkedHashMap => JLinkedHashMap, Map => JMap}
  * drops them only because k rows of other partitions beat them; inputs are recomputed as they
  * were, as Spark's retries assume of deterministic plans.
  */
-private[execution] final class TopKBoard(k: Int) {
+private[treescore] final class TopKBoard(k: Int) {
   private val keysByPartition = new java.util.HashMap[Int, Array[Double]]
   @volatile private var published = 0 // how many times keys were published: floors change only then
 

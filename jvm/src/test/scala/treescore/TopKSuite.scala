@@ -1,0 +1,69 @@
+package treescore
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.expressions.Window
+import org.apache.spark.sql.functions.{col, dense_rank, desc, rank, row_number}
+
+import treescore.execution.TopKBoard
+import treescore.functions.score
+
+/**
+ * Top-K selection on every Spark line: which plans InferTopKSelection marks (a LIMIT over a sort
+ * by a score, rank()/row_number() <= k over a window ordered by one), which it leaves alone, and
+ * that marked plans give the rows and bits of the same query unmarked. Python's test_top_k.py
+ * checks far more shapes against lightgbm.
+ */
+class TopKSuite extends SparkSuite {
+
+  private def selection(df: DataFrame): Option[rules.TopKSelection] = batchOperators(df).flatMap(_.topK).headOption
+
+  private def unselected[T](body: => T): T = {
+    spark.conf.set(TreescoreConf.TopKEnabled.key, "false")
+    try body finally spark.conf.unset(TreescoreConf.TopKEnabled.key)
+  }
+
+  private def scored: DataFrame =
+    fixtureFrame.select(col("regression"), col("f0"), score(regressionModel).as("s"))
+
+  test("ORDER BY score DESC LIMIT k is selected, with the rows and bits of a full sort") {
+    def query() = scored.orderBy(desc("s")).limit(3)
+    val rows = query().collect().map(r => (r.getDouble(0), r.getDouble(2))).toSeq
+    val chosen = selection(query())
+    assert(chosen.exists(s => s.k == 3 && s.descending && s.groupBy.isEmpty), query().queryExecution.executedPlan)
+    val full = unselected(query().collect().map(r => (r.getDouble(0), r.getDouble(2))).toSeq)
+    assert(unselected(selection(query())).isEmpty)
+    assert(rows.map(_._1) == full.map(_._1))
+    assert(bits(rows.map(_._2)) == bits(full.map(_._2)))
+    assert(bits(rows.map(_._2)) == bits(rows.map(_._1))) // the fixture's regression column is lightgbm's prediction
+    assert(selection(scored.orderBy(col("s").asc).limit(2)).exists(s => !s.descending && s.k == 2))
+  }
+
+  test("rank() and row_number() <= k per group are selected; dense_rank and other shapes are not") {
+    val byF0 = Window.partitionBy(col("f0") > 0).orderBy(desc("s"))
+    val ranked = scored.withColumn("r", rank().over(byF0)).where(col("r") <= 2)
+    assert(selection(ranked).exists(s => s.k == 2 && s.groupBy.nonEmpty), ranked.queryExecution.executedPlan)
+    assert(selection(scored.withColumn("r", row_number().over(byF0)).where(col("r") < 3)).exists(_.k == 2))
+    assert(selection(scored.withColumn("r", dense_rank().over(byF0)).where(col("r") <= 2)).isEmpty)
+    assert(selection(scored.where(col("f0") > 0).orderBy(desc("s")).limit(2)).nonEmpty) // pushed below the score
+    assert(selection(scored.withColumn("t", col("s") * 2).orderBy(desc("t")).limit(2)).isEmpty)
+    val rows = ranked.collect().map(r => (r.getDouble(0), r.getDouble(2))).sortBy(_._1).toSeq
+    val full = unselected(ranked.collect().map(r => (r.getDouble(0), r.getDouble(2))).sortBy(_._1).toSeq)
+    assert(rows == full && bits(rows.map(_._2)) == bits(full.map(_._2)))
+  }
+
+  test("a partition's floor is the k-th best key of the other partitions' published keys") {
+    val board = new TopKBoard(3)
+    assert(board.floor(0) == Double.NegativeInfinity)
+    board.publish(1, Array(5.0, 4.0))
+    assert(board.floor(0) == Double.NegativeInfinity, "fewer than k keys: no floor")
+    board.publish(2, Array(9.0, 1.0, Double.NaN))
+    assert(board.floor(0) == 4.0)
+    assert(board.floor(1) == Double.NegativeInfinity, "a partition never counts its own keys")
+    board.publish(1, Array(7.0, 6.0, 5.0)) // computed again: its keys are replaced, not added
+    assert(board.floor(2) == 5.0 && board.floor(0) == 6.0)
+    val cached = board.floorFor(0)
+    assert(cached() == 6.0)
+    board.publish(3, Array(8.0))
+    assert(cached() == 7.0, "a publication refreshes the floor")
+  }
+}
