@@ -106,10 +106,10 @@ def plan_of(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
 
 
-def batch_score_inputs(df) -> list:
-    """For each BatchScore node of df's executed plan (run it first: adaptive plans are final
-    then), which input it read ("column vectors" or "rows") and the node name of its child."""
-    found, stack = [], [df._jdf.queryExecution().executedPlan()]
+def batch_score_nodes(df):
+    """The BatchScore nodes of df's executed plan (run it first: adaptive plans are final then),
+    looking inside adaptive plans and their query stages."""
+    stack = [df._jdf.queryExecution().executedPlan()]
     while stack:
         node = stack.pop()
         name = node.getClass().getSimpleName()
@@ -118,11 +118,16 @@ def batch_score_inputs(df) -> list:
         elif name.endswith("QueryStageExec"):
             stack.append(node.plan())
         if node.nodeName() == "BatchScore":
-            path = "column vectors" if "columnar input" in node.simpleString(100) else "rows"
-            found.append((path, node.child().nodeName()))
+            yield node
         children = node.children()
         stack.extend(children.apply(i) for i in range(children.size()))
-    return found
+
+
+def batch_score_inputs(df) -> list:
+    """For each BatchScore node of df's executed plan, which input it read ("column vectors" or
+    "rows") and the node name of its child."""
+    return [("column vectors" if "columnar input" in node.simpleString(100) else "rows", node.child().nodeName())
+            for node in batch_score_nodes(df)]
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -10,26 +10,17 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import FEATURE_NAMES, assert_same_bits, feature_frame, features, market_frame, plan_of
+from conftest import FEATURE_NAMES, assert_same_bits, batch_score_nodes, feature_frame, features, market_frame, plan_of
 
 
 def batch_score_metrics(df) -> dict:
     """The metrics of df's BatchScore nodes (after it ran), summed by name."""
-    found, stack = {}, [df._jdf.queryExecution().executedPlan()]
-    while stack:
-        node = stack.pop()
-        name = node.getClass().getSimpleName()
-        if name == "AdaptiveSparkPlanExec":
-            stack.append(node.executedPlan())
-        elif name.endswith("QueryStageExec"):
-            stack.append(node.plan())
-        if node.nodeName() == "BatchScore":
-            metrics = node.metrics().iterator()
-            while metrics.hasNext():
-                entry = metrics.next()
-                found[entry._1()] = found.get(entry._1(), 0) + entry._2().value()
-        children = node.children()
-        stack.extend(children.apply(i) for i in range(children.size()))
+    found = {}
+    for node in batch_score_nodes(df):
+        metrics = node.metrics().iterator()
+        while metrics.hasNext():
+            entry = metrics.next()
+            found[entry._1()] = found.get(entry._1(), 0) + entry._2().value()
     return found
 
 
