@@ -45,39 +45,39 @@ TopKSelector::TopKSelector(const ExactScorer& model, TopKQuery query, int trees_
   const int num_trees = count * forest.trees_per_iteration;
   if (trees_per_stage <= 0) trees_per_stage = DefaultTreesPerStage(num_trees);
 
+  const auto query_trees = forest.trees.begin() + first * forest.trees_per_iteration;  // the query's first tree
   std::vector<bool> read(static_cast<size_t>(forest.num_features));
-  for (int t = first * forest.trees_per_iteration; t < first * forest.trees_per_iteration + num_trees; ++t) {
-    const Tree& tree = forest.trees[static_cast<size_t>(t)];
-    for (double v : tree.leaf_value) boundable_ = boundable_ && !std::isnan(v);
-    for (int n = 0; n + 1 < tree.num_leaves; ++n) read[static_cast<size_t>(tree.split_feature[static_cast<size_t>(n)])] = true;
+  for (auto tree = query_trees; tree != query_trees + num_trees; ++tree) {
+    for (double v : tree->leaf_value) boundable_ = boundable_ && !std::isnan(v);
+    for (int n = 0; n + 1 < tree->num_leaves; ++n) read[static_cast<size_t>(tree->split_feature[static_cast<size_t>(n)])] = true;
   }
   for (size_t f = 0; f < read.size(); ++f) {
     if (read[f]) read_features_.push_back(static_cast<int>(f));
   }
   // Each stage is a forest of its own over a run of the query's trees, so that a stage
   // evaluates only its trees (QuickScorer otherwise evaluates every tree of a block at once).
-  for (int begin = 0; begin < num_trees || (begin == 0 && num_trees == 0); begin += trees_per_stage) {
+  // There is always one stage, empty for an empty range.
+  int begin = 0;
+  do {
     const int end = std::min(num_trees, begin + trees_per_stage);
     Forest part;
     part.num_features = forest.num_features;
-    const auto first_tree = forest.trees.begin() + first * forest.trees_per_iteration;
-    part.trees.assign(first_tree + begin, first_tree + end);
+    part.trees.assign(query_trees + begin, query_trees + end);
     stages_.emplace_back(std::move(part), Layout::kAuto);
     stage_trees_.push_back(end - begin);
-    if (num_trees == 0) break;
-  }
+    begin = end;
+  } while (begin < num_trees);
   // Boundary s comes after stages [0, s); the last boundary has no trees left.
   const size_t boundaries = stages_.size() + 1;
   rest_max_.assign(boundaries, 0.0);
   rest_min_.assign(boundaries, 0.0);
   rest_magnitude_.assign(boundaries, 0.0);
   rest_trees_.assign(boundaries, 0);
-  const int query_first = first * forest.trees_per_iteration;
-  int tree = query_first + num_trees;
+  auto tree = query_trees + num_trees;
   for (size_t s = stages_.size(); s-- > 0;) {
     double high = rest_max_[s + 1], low = rest_min_[s + 1], magnitude = rest_magnitude_[s + 1];
     for (int i = 0; i < stage_trees_[s]; ++i) {
-      const std::vector<double>& leaves = forest.trees[static_cast<size_t>(--tree)].leaf_value;
+      const std::vector<double>& leaves = (--tree)->leaf_value;
       const auto [least, most] = std::minmax_element(leaves.begin(), leaves.end());
       high += *most;
       low += *least;

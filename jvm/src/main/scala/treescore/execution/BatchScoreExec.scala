@@ -68,9 +68,11 @@ trait BatchScoreNode extends UnaryExecNode {
 
   /** explain() shows the input path, each call with its engine, then the result columns. */
   override def simpleString(maxFields: Int): String =
-    s"$nodeName ${onEngines.mkString("[", ", ", "]")}, ${resultAttrs.mkString("[", ", ", "]")}$inputPath$selection"
+    s"$nodeName ${onEngines.mkString("[", ", ", "]")}, ${resultAttrs.mkString("[", ", ", "]")}$inputPath" +
+      selection.map(", " + _).getOrElse("")
 
-  private def selection: String = topK.map(s => s", ${s.describe(resultAttrs(s.score).toString)}").getOrElse("")
+  /** The top-K selection as plans show it, naming the selected score's column. */
+  private def selection: Option[String] = topK.map(s => s.describe(resultAttrs(s.score).toString))
 
   /** explain("formatted") lists the score calls and, once the plan has run, its metrics. */
   override def verboseStringWithOperatorId(): String = {
@@ -80,7 +82,7 @@ trait BatchScoreNode extends UnaryExecNode {
        |${ExplainUtils.generateFieldString("Input", child.output)}
        |Input path: ${if (inputPath.isEmpty) "rows" else "column vectors"}
        |Scores:$listed
-       |Top-K selection: ${topK.map(s => s.describe(resultAttrs(s.score).toString)).getOrElse("none")}
+       |Top-K selection: ${selection.getOrElse("none")}
        |Metrics: ${measured.mkString(", ")}
        |""".stripMargin
   }

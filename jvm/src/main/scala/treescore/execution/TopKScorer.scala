@@ -16,8 +16,8 @@ import treescore.rules.TopKSelection
  * which releases what it acquired if a step fails.
  */
 private[execution] final class TopKScorer private (scan: NativeTopKScan, features: FeatureMatrix,
-    groupNumbers: Option[GroupNumbers], groups: Option[OffHeapInts], kept: OffHeapInts, scores: OffHeapDoubles,
-    metrics: Map[String, SQLMetric], owned: Owned) extends AutoCloseable {
+    groups: Option[GroupNumbers], kept: OffHeapInts, scores: OffHeapDoubles, metrics: Map[String, SQLMetric],
+    owned: Owned) extends AutoCloseable {
   private var reportedTrees = (0L, 0L)
 
   /**
@@ -27,14 +27,10 @@ private[execution] final class TopKScorer private (scan: NativeTopKScan, feature
   def select(batch: InputBatch, floor: Double): Array[Int] = {
     val written = System.nanoTime()
     features.fill(batch)
-    groupNumbers.foreach { numbers =>
-      val rows = batch.rows
-      var i = 0
-      while (rows.hasNext) { groups.get.put(i, numbers(rows.next())); i += 1 }
-    }
+    groups.foreach(_.write(batch))
     val start = System.nanoTime()
     metrics.get("featureWriteTime").foreach(_ += start - written)
-    val count = scan.select(features.columns, groups, floor, kept, scores)
+    val count = scan.select(features.columns, groups.map(_.numbers), floor, kept, scores)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
     metrics.get(TaskScorers.rowsMetric(Engine.Treescore)).foreach(_ += batch.numRows)
     metrics.get("topKRowsDropped").foreach(_ += batch.numRows - count)
@@ -72,26 +68,37 @@ private[execution] object TopKScorer {
     val scan = owned(NativeTopKScan.open(lease.model, call.options.predictKind, selection.k, selection.descending))
     val matrices = owned(new FeatureMatrices(inputSchema, batchRows, metrics.get("featureValuesWritten"),
       metrics.get("featureValuesInPlace")))
-    val groupNumbers = if (selection.groupBy.isEmpty) None else Some(new GroupNumbers(selection, inputSchema))
-    val groups = if (selection.groupBy.isEmpty) None else Some(owned(new OffHeapInts(batchRows)))
-    new TopKScorer(scan, matrices.forCall(call), groupNumbers, groups, owned(new OffHeapInts(batchRows)),
+    val groups = if (selection.groupBy.isEmpty) None
+      else Some(new GroupNumbers(selection, inputSchema, owned(new OffHeapInts(batchRows))))
+    new TopKScorer(scan, matrices.forCall(call), groups, owned(new OffHeapInts(batchRows)),
       owned(new OffHeapDoubles(batchRows)), metrics, owned)
   }
 }
 
-/** Numbers the distinct values of a selection's group keys in one task: 0, 1, 2, ... as they first appear. */
-private[execution] final class GroupNumbers(selection: TopKSelection, inputSchema: Seq[Attribute]) {
+/**
+ * Numbers the distinct values of a selection's group keys in one task (0, 1, 2, ... as they first
+ * appear) and writes each batch's row numbers into `numbers`, which the caller owns.
+ */
+private[execution] final class GroupNumbers(selection: TopKSelection, inputSchema: Seq[Attribute],
+    val numbers: OffHeapInts) {
   private val keyOf = UnsafeProjection.create(BindReferences.bindReferences(selection.groupBy, inputSchema))
-  private val numbers = new java.util.HashMap[UnsafeRow, Integer]
+  private val known = new java.util.HashMap[UnsafeRow, Integer]
 
-  def apply(row: InternalRow): Int = {
+  /** Row i's group number into numbers(i), for each row of the batch. */
+  def write(batch: InputBatch): Unit = {
+    val rows = batch.rows
+    var i = 0
+    while (rows.hasNext) { numbers.put(i, of(rows.next())); i += 1 }
+  }
+
+  private def of(row: InternalRow): Int = {
     val key = keyOf(row)
-    val known = numbers.get(key)
-    if (known != null) known
+    val number = known.get(key)
+    if (number != null) number
     else {
-      val number = numbers.size
-      numbers.put(key.copy(), number)
-      number
+      val next = known.size
+      known.put(key.copy(), next)
+      next
     }
   }
 }

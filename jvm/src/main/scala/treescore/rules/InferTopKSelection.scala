@@ -77,11 +77,10 @@ case class InferTopKSelection(session: SparkSession) extends Rule[LogicalPlan] {
     case project @ Project(list, child) =>
       // Follow the key and the groups through the Project's aliases to what its child computes.
       val computed = list.collect { case a: Alias => a.toAttribute.exprId -> a.child }.toMap
-      val keyBelow = list.find(_.exprId == key.exprId).map {
-        case a: Attribute => Some(a)
-        case Alias(a: Attribute, _) => Some(a)
-        case _ => None
-      }.getOrElse(Some(key).filter(child.outputSet.contains))
+      val keyBelow = list.find(_.exprId == key.exprId).collect {
+        case a: Attribute => a
+        case Alias(a: Attribute, _) => a
+      }
       val groupsBelow = groupBy.map(_.transform { case a: Attribute if computed.contains(a.exprId) => computed(a.exprId) })
       keyBelow.flatMap(mark(child, _, descending, k, groupsBelow)).map(c => project.copy(child = c))
     case batch: BatchScore if batch.topK.isEmpty =>
