@@ -13,7 +13,7 @@ import pytest
 
 import treescore
 from conftest import FEATURE_NAMES, assert_same_bits, collect, market_frame, plan_of, train
-from test_model_shapes import NUMERIC, SHAPES, scoring_rows
+from test_model_shapes import NUMERIC, SINGLE_OUTPUT_SHAPES, scoring_rows
 from test_model_shapes import train as shape_booster
 
 
@@ -179,9 +179,6 @@ def test_sql_takes_the_contrib_option_for_a_registered_ensemble(spark, data, boo
                             "FROM contrib_rows"), "c")
     expected = weighted_mean([on_inputs(b, x, FEATURE_NAMES) for b in boosters[:2]], [0.25, 0.75], "sum")
     assert_same_bits(got, expected)
-
-
-SINGLE_OUTPUT_SHAPES = [name for name, (params, _, _) in SHAPES.items() if "num_class" not in params]
 
 
 @pytest.fixture(scope="module")

@@ -81,6 +81,11 @@ SHAPES = {
 }
 
 
+# The shapes with one output per row: every objective but the multiclass ones, and rf, dart, goss,
+# deep trees and categoricals.
+SINGLE_OUTPUT_SHAPES = [name for name, (params, _, _) in SHAPES.items() if "num_class" not in params]
+
+
 def train(name: str):
     params, categories, rounds = SHAPES[name]
     x = make_rows(20_000 if categories >= 1000 else 8_000, categories, seed=1)
