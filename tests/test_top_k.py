@@ -14,6 +14,7 @@ import treescore
 from conftest import FEATURE_NAMES, assert_same_bits, batch_score_nodes, feature_frame, features, market_frame, plan_of
 from test_model_shapes import NUMERIC, SHAPES, SINGLE_OUTPUT_SHAPES, scoring_rows
 from test_model_shapes import train as shape_booster
+from test_ensembles import TRANSFORMS, weighted
 
 
 def batch_score_metrics(df) -> dict:
@@ -215,6 +216,68 @@ def test_every_objective_and_boosting_on_hostile_values(spark, tmp_path, name, f
         assert rows_of(ranked).keys() == got.keys()
 
 
+# combine, transforms, members as (shape, weight, raw): shapes of test_model_shapes, so every
+# objective family, rf, dart, goss, deep trees and a categorical of 200 codes take part.
+ENSEMBLES = [
+    ("mean", [], [("poisson", 0.5, False), ("binary", 0.3, False), ("rf", 0.2, False)]),
+    ("sum", ["expm1", ("clip", 0, None)], [("regression", 0.6, False), ("dart", 0.0, True), ("goss", 0.4, False)]),
+    ("min", [], [("huber", 1.0, False), ("binary_sigmoid_0.7", 2.0, True), ("255_leaves_deep", 0.5, False)]),
+    ("max", ["sigmoid"], [("gamma", 1.0, False), ("cross_entropy", 3.0, False), ("quantile", 0.1, False)]),
+    ("median", [], [("tweedie", 1.0, False), ("lambdarank", 1.0, True), ("monotone", 1.0, False)]),
+    ("mean", ["exp"], [("categorical_200", 0.7, False), ("categorical_200", 0.3, True)]),
+]
+
+
+def ensemble_reference(boosters, members, x, combine, transforms) -> np.ndarray:
+    """The ensemble's scores by the documented order of operations, from Booster.predict."""
+    outputs = [b.predict(x, raw_score=raw) for b, (_, _, raw) in zip(boosters, members)]
+    expected = weighted(outputs, [w for _, w, _ in members], combine)
+    for t in transforms:
+        if isinstance(t, tuple):
+            lo, hi = -np.inf if t[1] is None else t[1], np.inf if t[2] is None else t[2]
+            expected = np.array([min(max(v, lo), hi) for v in expected])
+        else:
+            expected = np.array([TRANSFORMS[t](v) for v in expected])
+    return expected
+
+
+@pytest.mark.parametrize("combine,transforms,members", ENSEMBLES, ids=[f"{c}-{len(m)}" for c, _, m in ENSEMBLES])
+def test_ensembles_of_models_are_selected_and_exact_on_hostile_values(spark, tmp_path, combine, transforms, members,
+                                                                      full_scoring):
+    """An ensemble of models with weights of 0 or more (a zero among them), under every combine
+    rule and transform, members scoring predictions or raw margins, over each member's hostile
+    rows (NaN, +-0, +-inf, thresholds one ulp either side, odd codes): LIMIT both ways and rank()
+    per group keep the rows and bits the documented order of operations gives."""
+    boosters = [shape_booster(name) for name, _, _ in members]
+    categories = SHAPES[members[0][0]][1]
+    x = np.vstack([scoring_rows(b, categories) for b in boosters])
+    names = NUMERIC + (["cat"] if categories else [])
+    frame = pd.DataFrame(x, columns=names)
+    frame.insert(0, "id", np.arange(len(x)))
+    frame.to_parquet(tmp_path / "rows.parquet")
+    df = spark.read.parquet(str(tmp_path / "rows.parquet")).withColumn("g", F.col("id") % 3)
+    ensemble = treescore.Ensemble([treescore.Member(treescore.Model.from_booster(b), raw=raw)
+                                   for b, (_, _, raw) in zip(boosters, members)],
+                                  weights=[w for _, w, _ in members], combine=combine, transform=transforms or None)
+    expected = ensemble_reference(boosters, members, x, combine, transforms)
+    for descending in (True, False):
+        order = F.desc("s") if descending else F.asc("s")
+        query = df.select("id", treescore.score(ensemble).alias("s")).orderBy(order).limit(30)
+        assert selects(query, 30, "descending" if descending else "ascending")
+        assert_top(rows_of(query), expected, 30, descending)
+    ranked = df.select("id", "g", treescore.score(ensemble).alias("s")) \
+        .withColumn("r", F.rank().over(Window.partitionBy("g").orderBy(F.desc("s")))).where("r <= 5")
+    assert selects(ranked, 5, per_group=True)
+    got = rows_of(ranked)
+    groups = np.arange(len(x)) % 3
+    for g in range(3):
+        assert {i for i in got if groups[i] == g} == top_with_ties(expected, 5, among=np.flatnonzero(groups == g))
+    assert_same_bits([got[i] for i in sorted(got)], expected[sorted(got)], combine)
+    assert batch_score_metrics(ranked)["topKRowsDropped"] > 0
+    with full_scoring:
+        assert rows_of(ranked).keys() == got.keys()
+
+
 def test_other_scores_of_the_same_select_are_scored_for_the_kept_rows(spark, tmp_path, regression_booster,
                                                                     binary_booster):
     df, x = feature_frame(spark, tmp_path, 20_000, seed=27)
@@ -232,19 +295,24 @@ def test_queries_selection_cannot_serve_are_scored_in_full_and_exact(spark, tmp_
                                                                    binary_booster):
     df, x = feature_frame(spark, tmp_path, 5_000, seed=28)
     reg = treescore.Model.from_booster(regression_booster)
-    ensemble = treescore.Ensemble([reg, treescore.Model.from_booster(binary_booster)], weights=[0.5, 0.5])
+    binary = treescore.Model.from_booster(binary_booster)
+    negative = treescore.Ensemble([reg, binary], weights=[0.5, -0.5], combine="sum")  # no longer nondecreasing
+    routed = treescore.Ensemble([reg, treescore.Routed("market", {"DE": binary}, default=reg)])
     filtered = df.select("id", treescore.score(reg).alias("s")).where(F.col("x0") > 0).orderBy(F.desc("s")).limit(5)
     dense = df.select("id", treescore.score(reg).alias("s")) \
         .withColumn("r", F.dense_rank().over(Window.orderBy(F.desc("s")))).where("r <= 5")
-    by_ensemble = df.select("id", treescore.score(ensemble).alias("s")).orderBy(F.desc("s")).limit(5)
+    by_negative = df.select("id", treescore.score(negative).alias("s")).orderBy(F.desc("s")).limit(5)
+    by_routed = df.withColumn("market", F.lit("DE")).select("id", treescore.score(routed).alias("s")) \
+        .orderBy(F.desc("s")).limit(5)
     by_expression = df.select("id", (treescore.score(reg) * 2).alias("s")).orderBy(F.desc("s")).limit(5)
     expected = regression_booster.predict(x)
-    for query in (dense, by_ensemble, by_expression):
+    for query in (dense, by_negative, by_routed, by_expression):
         assert "top 5 by" not in plan_of(query)
     assert_top(rows_of(filtered), expected, 5, among=np.flatnonzero(x[:, 0] > 0))
     assert_top({i: v / 2 for i, v in rows_of(by_expression).items()}, expected, 5)
     assert set(rows_of(dense)) == top_with_ties(expected, 5)  # 5 distinct scores or more: at least 5 rows
-    assert len(rows_of(by_ensemble)) == 5
+    assert_top(rows_of(by_negative), weighted([expected, binary_booster.predict(x)], [0.5, -0.5], "sum"), 5)
+    assert len(rows_of(by_routed)) == 5
 
 
 def test_lightgbm_engine_queries_are_not_selected(spark, tmp_path, regression_booster):

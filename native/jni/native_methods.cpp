@@ -16,6 +16,7 @@
 #include "../src/engine/engine_predictor.h"
 #include "../src/engine/top_k.h"
 #include "../src/program.h"
+#include "../src/program_top_k.h"
 #include "handle_registry.h"
 #include "jni_guard.h"
 
@@ -32,10 +33,10 @@ HandleRegistry<Program>& Programs() {
   return registry;
 }
 
-// One task's top-K selection over a model loaded into treescore's engine, which it keeps alive.
-// The lock makes a mistaken second thread wait rather than race.
+// One task's top-K selection over a model loaded into treescore's engine or an ensemble
+// program, which it keeps alive. The lock makes a mistaken second thread wait rather than race.
 struct TopKScan {
-  std::shared_ptr<const engine::EnginePredictor> model;
+  std::shared_ptr<const void> scored;  // the model or the program the selector reads
   engine::TopKSelector selector;
   std::mutex lock;
 };
@@ -181,12 +182,21 @@ jlong OpenTopK(JNIEnv* env, jclass, jlong model_handle, jint kind, jint start_it
     if (predict_kind != PredictKind::kPrediction && predict_kind != PredictKind::kRaw) {
       throw std::invalid_argument("top-K selection ranks predictions or raw scores only");
     }
-    engine::TopKQuery query;
-    query.k = k;
-    query.descending = descending;
-    query.raw = predict_kind == PredictKind::kRaw;
-    query.iterations = engine::Iterations{start_iteration, num_iterations};
-    auto scan = std::shared_ptr<TopKScan>(new TopKScan{model, engine::TopKSelector(model->scorer(), query), {}});
+    engine::TopKMember member;
+    member.model = &model->scorer();
+    member.raw = predict_kind == PredictKind::kRaw;
+    member.iterations = engine::Iterations{start_iteration, num_iterations};
+    engine::TopKSelector selector(std::move(member), engine::TopKQuery{k, descending != JNI_FALSE});
+    auto scan = std::shared_ptr<TopKScan>(new TopKScan{model, std::move(selector), {}});
+    return static_cast<jlong>(TopKScans().Add(std::move(scan)));
+  });
+}
+
+jlong OpenTopKProgram(JNIEnv* env, jclass, jlong program_handle, jint k, jboolean descending) {
+  return Guarded<jlong>(env, 0, [&] {
+    std::shared_ptr<const Program> program = Programs().Get(program_handle);
+    engine::TopKSelector selector = TopKSelectorFor(*program, engine::TopKQuery{k, descending != JNI_FALSE});
+    auto scan = std::shared_ptr<TopKScan>(new TopKScan{program, std::move(selector), {}});
     return static_cast<jlong>(TopKScans().Add(std::move(scan)));
   });
 }
@@ -265,6 +275,7 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("compileProgram"), const_cast<char*>("([J[D[J)J"), reinterpret_cast<void*>(&CompileProgram)},
     {const_cast<char*>("releaseProgram"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseProgram)},
     {const_cast<char*>("openTopK"), const_cast<char*>("(JIIIIZ)J"), reinterpret_cast<void*>(&OpenTopK)},
+    {const_cast<char*>("openTopKProgram"), const_cast<char*>("(JIZ)J"), reinterpret_cast<void*>(&OpenTopKProgram)},
     {const_cast<char*>("releaseTopK"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseTopK)},
     {const_cast<char*>("selectTopK"), const_cast<char*>("(JJIJIJDJJJ)I"), reinterpret_cast<void*>(&SelectTopK)},
     {const_cast<char*>("topKBestKeys"), const_cast<char*>("(J)[D"), reinterpret_cast<void*>(&TopKBestKeys)},

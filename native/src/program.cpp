@@ -23,44 +23,6 @@ Program::Program(std::vector<ProgramNode> nodes, int num_inputs, int num_route_s
 
 namespace {
 
-double ApplyTransforms(double value, const std::vector<Transform>& transforms) {
-  for (const Transform& t : transforms) {
-    switch (t.type) {
-      case Transform::Type::kIdentity: break;
-      case Transform::Type::kExp: value = std::exp(value); break;
-      case Transform::Type::kExpm1: value = std::expm1(value); break;
-      case Transform::Type::kSigmoid: value = 1.0 / (1.0 + std::exp(-value)); break;
-      case Transform::Type::kClip: value = std::min(std::max(value, t.lo), t.hi); break;
-    }
-  }
-  return value;
-}
-
-// Combines one row's weighted member outputs; `scratch` is reused across rows for median.
-double CombineRow(Combine combine, const std::vector<double>& weighted, double weight_sum, std::vector<double>* scratch) {
-  switch (combine) {
-    case Combine::kSum:
-    case Combine::kMean: {
-      double sum = 0;
-      for (double v : weighted) sum += v;  // in member order, as the documented reference does
-      return combine == Combine::kSum ? sum : sum / weight_sum;
-    }
-    case Combine::kMin: return *std::min_element(weighted.begin(), weighted.end());
-    case Combine::kMax: return *std::max_element(weighted.begin(), weighted.end());
-    case Combine::kMedian: {
-      *scratch = weighted;
-      std::sort(scratch->begin(), scratch->end());
-      const size_t n = scratch->size();
-      return n % 2 == 1 ? (*scratch)[n / 2] : ((*scratch)[n / 2 - 1] + (*scratch)[n / 2]) / 2;
-    }
-  }
-  throw std::logic_error("unknown combine rule");
-}
-
-}  // namespace
-
-namespace {
-
 // Whether `rows` are whole grids: runs of `points` rows, each run one base row's points in order.
 bool WholeGrids(const std::vector<int64_t>& rows, int points) {
   if (rows.size() % static_cast<size_t>(points) != 0) return false;
@@ -296,8 +258,7 @@ void Program::EvalNode(int index, const Batch& batch, const std::vector<int64_t>
     const size_t members = ensemble->members.size();
     std::vector<std::vector<double>> outputs(members, std::vector<double>(rows.size()));
     for (size_t m = 0; m < members; ++m) EvalNode(ensemble->members[m], batch, rows, outputs[m].data(), stats);
-    double weight_sum = 0;
-    for (double w : ensemble->weights) weight_sum += w;
+    const double weight_sum = WeightSum(ensemble->weights);
     std::vector<double> weighted(members), scratch;
     for (size_t i = 0; i < rows.size(); ++i) {
       for (size_t m = 0; m < members; ++m) weighted[m] = ensemble->weights[m] * outputs[m][i];
@@ -360,8 +321,7 @@ void Program::EvalContributions(int index, const Batch& batch, const std::vector
       for (size_t i = 0; i < member.size(); ++i) out[i] = m == 0 ? w * member[i] : out[i] + w * member[i];
     }
     if (ensemble->combine == Combine::kMean) {
-      double weight_sum = 0;
-      for (double w : ensemble->weights) weight_sum += w;
+      const double weight_sum = WeightSum(ensemble->weights);
       for (size_t i = 0; i < member.size(); ++i) out[i] /= weight_sum;
     }
   } else if (const auto* route = std::get_if<RouteNode>(&node)) {

@@ -11,19 +11,10 @@
 #include <variant>
 #include <vector>
 
+#include "combine.h"
 #include "predictor.h"
 
 namespace treescore {
-
-enum class Combine : int { kMean = 0, kSum = 1, kMin = 2, kMax = 3, kMedian = 4 };
-
-// Output transforms, applied in order after combining: e.g. expm1 then clip(0, +inf).
-struct Transform {
-  enum class Type : int { kIdentity = 0, kExp = 1, kExpm1 = 2, kSigmoid = 3, kClip = 4 };
-  Type type = Type::kIdentity;
-  double lo = 0;  // clip bounds; NaN-free, lo <= hi
-  double hi = 0;
-};
 
 // A model reading `columns` of the input matrix (one per model feature, in the model's order).
 struct ModelNode {
@@ -93,6 +84,8 @@ class Program {
                               const GridPoints& grid, double* out) const;
 
   int num_inputs() const { return num_inputs_; }
+  // The nodes in post-order, the root last: what top-K selection reads an ensemble's parts from.
+  const std::vector<ProgramNode>& nodes() const { return nodes_; }
   // Doubles EvaluateContributions writes per row.
   int64_t contributions_per_row() const { return static_cast<int64_t>(num_inputs_) + 1; }
   int num_route_slots() const { return num_route_slots_; }

@@ -63,11 +63,10 @@ class TopKTest : public ::testing::TestWithParam<Case> {};
 TEST_P(TopKTest, KeepsEveryRowOfEachGroupsTopKWithItsExactScore) {
   const auto [objective, k, descending, raw, num_groups, per_stage] = GetParam();
   const ExactScorer model(Forest::Parse(TrainModel(objective)), Layout::kAuto);
-  TopKQuery query;
-  query.k = k;
-  query.descending = descending;
-  query.raw = raw;
-  TopKSelector selector(model, query, per_stage);
+  TopKMember member;
+  member.model = &model;
+  member.raw = raw;
+  TopKSelector selector(member, TopKQuery{k, descending}, per_stage);
 
   const int batches = 4, batch_rows = 5000, n = batches * batch_rows;
   const std::vector<double> rows = Rows(n, 17);
@@ -133,9 +132,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(TopKSelection, KeepsEveryRowThatTiesWithTheKth) {
   const ExactScorer model(Forest::Parse(TrainModel("objective=binary")), Layout::kAuto);
-  TopKQuery query;
-  query.k = 5;
-  TopKSelector selector(model, query, 3);
+  TopKSelector selector(TopKMember{&model}, TopKQuery{5}, 3);
   // 40 distinct rows, then 2000 copies of one of the best: the copies tie, so all are kept.
   std::vector<double> rows = Rows(40, 23);
   std::vector<double> scores(40);
@@ -165,9 +162,7 @@ TEST(TopKSelection, DropsRowsBelowAFloorAndKeepsTheTopAboveIt) {
   std::sort(sorted.begin(), sorted.end(), std::greater<double>());
   // Another partition kept rows reaching the 50th best score: a floor for this one.
   const double floor = sorted[49];
-  TopKQuery query;
-  query.k = 100;
-  TopKSelector selector(model, query, 6);
+  TopKSelector selector(TopKMember{&model}, TopKQuery{100}, 6);
   std::vector<int32_t> kept(static_cast<size_t>(n));
   std::vector<double> scores(static_cast<size_t>(n));
   selector.Select(matrix.batch(), nullptr, floor, kept.data(), scores.data());
@@ -181,9 +176,7 @@ TEST(TopKSelection, DropsRowsBelowAFloorAndKeepsTheTopAboveIt) {
 
 TEST(TopKSelection, RefusesKBelowOne) {
   const ExactScorer model(Forest::Parse(TrainModel("objective=regression")), Layout::kAuto);
-  TopKQuery query;
-  query.k = 0;
-  EXPECT_THROW(TopKSelector(model, query), std::invalid_argument);
+  EXPECT_THROW(TopKSelector(TopKMember{&model}, TopKQuery{0}), std::invalid_argument);
 }
 
 }  // namespace

@@ -32,82 +32,183 @@ int DefaultTreesPerStage(int num_trees) { return std::max(10, (num_trees + 4) / 
 
 }  // namespace
 
-TopKSelector::TopKSelector(const ExactScorer& model, TopKQuery query, int trees_per_stage)
-    : model_(&model), query_(query) {
-  const Forest& forest = model.forest();
-  if (forest.num_classes != 1) {
-    throw std::invalid_argument("top-K selection needs a model with one output per row, not " +
-                                std::to_string(forest.num_classes));
-  }
-  if (query.k < 1) throw std::invalid_argument("top-K needs k of 1 or more, got " + std::to_string(query.k));
-  int first = 0, count = 0;
-  model.Range(query.iterations, &first, &count);
-  const int num_trees = count * forest.trees_per_iteration;
-  if (trees_per_stage <= 0) trees_per_stage = DefaultTreesPerStage(num_trees);
-
-  const auto query_trees = forest.trees.begin() + first * forest.trees_per_iteration;  // the query's first tree
-  std::vector<bool> read(static_cast<size_t>(forest.num_features));
-  for (auto tree = query_trees; tree != query_trees + num_trees; ++tree) {
-    for (double v : tree->leaf_value) boundable_ = boundable_ && !std::isnan(v);
-    for (int n = 0; n + 1 < tree->num_leaves; ++n) read[static_cast<size_t>(tree->split_feature[static_cast<size_t>(n)])] = true;
-  }
-  for (size_t f = 0; f < read.size(); ++f) {
-    if (read[f]) read_features_.push_back(static_cast<int>(f));
-  }
-  // Each stage is a forest of its own over a run of the query's trees, so that a stage
-  // evaluates only its trees (QuickScorer otherwise evaluates every tree of a block at once).
-  // There is always one stage, empty for an empty range.
-  int begin = 0;
-  do {
-    const int end = std::min(num_trees, begin + trees_per_stage);
-    Forest part;
-    part.num_features = forest.num_features;
-    part.trees.assign(query_trees + begin, query_trees + end);
-    stages_.emplace_back(std::move(part), Layout::kAuto);
-    stage_trees_.push_back(end - begin);
-    begin = end;
-  } while (begin < num_trees);
-  // Boundary s comes after stages [0, s); the last boundary has no trees left.
-  const size_t boundaries = stages_.size() + 1;
-  rest_max_.assign(boundaries, 0.0);
-  rest_min_.assign(boundaries, 0.0);
-  rest_magnitude_.assign(boundaries, 0.0);
-  rest_trees_.assign(boundaries, 0);
-  auto tree = query_trees + num_trees;
-  for (size_t s = stages_.size(); s-- > 0;) {
-    double high = rest_max_[s + 1], low = rest_min_[s + 1], magnitude = rest_magnitude_[s + 1];
-    for (int i = 0; i < stage_trees_[s]; ++i) {
-      const std::vector<double>& leaves = (--tree)->leaf_value;
-      const auto [least, most] = std::minmax_element(leaves.begin(), leaves.end());
-      high += *most;
-      low += *least;
-      magnitude += std::max(std::fabs(*most), std::fabs(*least));
+TopKSelector::TopKSelector(TopKMember model, TopKQuery query, int trees_per_stage) : query_(query) {
+  members_.push_back(Member{std::move(model), {}, {}, {}, {}, {}, {}, {}, {}});
+  Plan(trees_per_stage);
+  for (const Member& member : members_) {
+    for (const ExactScorer& stage : member.stages) {
+      for (const Tree& tree : stage.forest().trees) {
+        for (double v : tree.leaf_value) boundable_ = boundable_ && !std::isnan(v);
+      }
     }
-    rest_max_[s] = high;
-    rest_min_[s] = low;
-    rest_magnitude_[s] = magnitude;
-    rest_trees_[s] = rest_trees_[s + 1] + stage_trees_[s];
   }
 }
 
-double TopKSelector::Finish(double raw) const {
-  if (query_.raw) return raw;
-  model_->FinishPredictions(&raw, 1, query_.iterations);
+TopKSelector::TopKSelector(std::vector<TopKMember> members, TopKEnsemble ensemble, TopKQuery query,
+                           int trees_per_stage)
+    : is_ensemble_(true), ensemble_(std::move(ensemble)), query_(query) {
+  if (members.empty()) throw std::invalid_argument("top-K selection over an ensemble needs a member");
+  std::vector<double> weights;
+  for (TopKMember& member : members) {
+    if (!(member.weight >= 0) || std::isinf(member.weight)) {
+      throw std::invalid_argument("top-K selection over an ensemble needs finite weights of 0 or more, not " +
+                                  std::to_string(member.weight));
+    }
+    weights.push_back(member.weight);
+    members_.push_back(Member{std::move(member), {}, {}, {}, {}, {}, {}, {}, {}});
+  }
+  weight_sum_ = WeightSum(weights);
+  weighted_.resize(members_.size());
+  Plan(trees_per_stage);
+  // Bounds combine only while no weighted output can be infinite: a sum of +inf and -inf, or
+  // 0 * inf, is NaN, which no bound orders. With finite leaves, each member's output lies
+  // within its bounds over all its trees, so finite weighted bounds there rule infinities out.
+  for (size_t m = 0; m < members_.size(); ++m) {
+    for (const ExactScorer& stage : members_[m].stages) {
+      for (const Tree& tree : stage.forest().trees) {
+        for (double v : tree.leaf_value) boundable_ = boundable_ && std::isfinite(v);
+      }
+    }
+    const double weight = members_[m].spec.weight;
+    for (const bool upper : {true, false}) boundable_ = boundable_ && std::isfinite(weight * MemberBound(m, 0.0, 0, upper));
+  }
+  if (ensemble_.combine == treescore::Combine::kMean) boundable_ = boundable_ && weight_sum_ > 0;
+}
+
+void TopKSelector::Plan(int trees_per_stage) {
+  if (query_.k < 1) throw std::invalid_argument("top-K needs k of 1 or more, got " + std::to_string(query_.k));
+  std::vector<bool> read_column;
+  size_t most_stages = 0;
+  for (Member& member : members_) {
+    if (member.spec.model == nullptr) throw std::invalid_argument("a top-K member has no model");
+    const ExactScorer& model = *member.spec.model;
+    const Forest& forest = model.forest();
+    if (forest.num_classes != 1) {
+      throw std::invalid_argument("top-K selection needs models with one output per row, not " +
+                                  std::to_string(forest.num_classes));
+    }
+    const std::vector<int32_t>& columns = member.spec.columns;
+    if (!columns.empty() && static_cast<int>(columns.size()) != forest.num_features) {
+      throw std::invalid_argument("a top-K member reads " + std::to_string(columns.size()) + " columns for " +
+                                  std::to_string(forest.num_features) + " features");
+    }
+    for (int32_t c : columns) {
+      if (c < 0) throw std::invalid_argument("negative top-K column " + std::to_string(c));
+    }
+    member.view_columns.resize(columns.size());
+    const auto column_of = [&](int feature) { return columns.empty() ? feature : columns[static_cast<size_t>(feature)]; };
+    needed_columns_ = std::max(needed_columns_, columns.empty() ? forest.num_features
+                                                                : *std::max_element(columns.begin(), columns.end()) + 1);
+
+    int first = 0, count = 0;
+    model.Range(member.spec.iterations, &first, &count);
+    const int num_trees = count * forest.trees_per_iteration;
+    const int per_stage = trees_per_stage > 0 ? trees_per_stage : DefaultTreesPerStage(num_trees);
+    const auto query_trees = forest.trees.begin() + first * forest.trees_per_iteration;  // the query's first tree
+    std::vector<bool> read(static_cast<size_t>(forest.num_features));
+    for (auto tree = query_trees; tree != query_trees + num_trees; ++tree) {
+      for (int n = 0; n + 1 < tree->num_leaves; ++n) read[static_cast<size_t>(tree->split_feature[static_cast<size_t>(n)])] = true;
+    }
+    for (int f = 0; f < forest.num_features; ++f) {
+      if (!read[static_cast<size_t>(f)]) continue;
+      member.read_columns.push_back(column_of(f));
+      const auto c = static_cast<size_t>(column_of(f));
+      if (c >= read_column.size()) read_column.resize(c + 1);
+      read_column[c] = true;
+    }
+    // Each stage is a forest of its own over a run of the trees, so that a stage evaluates only
+    // its trees (QuickScorer otherwise evaluates every tree of a block at once). There is
+    // always one stage, empty for an empty range.
+    int begin = 0;
+    do {
+      const int end = std::min(num_trees, begin + per_stage);
+      Forest part;
+      part.num_features = forest.num_features;
+      part.trees.assign(query_trees + begin, query_trees + end);
+      member.stages.emplace_back(std::move(part), Layout::kAuto);
+      member.stage_trees.push_back(end - begin);
+      begin = end;
+    } while (begin < num_trees);
+    // Boundary s comes after stages [0, s); the last boundary has no trees left.
+    const size_t boundaries = member.stages.size() + 1;
+    member.rest_max.assign(boundaries, 0.0);
+    member.rest_min.assign(boundaries, 0.0);
+    member.rest_magnitude.assign(boundaries, 0.0);
+    member.rest_trees.assign(boundaries, 0);
+    auto tree = query_trees + num_trees;
+    for (size_t s = member.stages.size(); s-- > 0;) {
+      double high = member.rest_max[s + 1], low = member.rest_min[s + 1], magnitude = member.rest_magnitude[s + 1];
+      for (int i = 0; i < member.stage_trees[s]; ++i) {
+        const std::vector<double>& leaves = (--tree)->leaf_value;
+        const auto [least, most] = std::minmax_element(leaves.begin(), leaves.end());
+        high += *most;
+        low += *least;
+        magnitude += std::max(std::fabs(*most), std::fabs(*least));
+      }
+      member.rest_max[s] = high;
+      member.rest_min[s] = low;
+      member.rest_magnitude[s] = magnitude;
+      member.rest_trees[s] = member.rest_trees[s + 1] + member.stage_trees[s];
+    }
+    most_stages = std::max(most_stages, member.stages.size());
+  }
+  for (size_t c = 0; c < read_column.size(); ++c) {
+    if (read_column[c]) read_columns_.push_back(static_cast<int32_t>(c));
+  }
+  // Round-robin, so that every member has been scored a little before any row is judged.
+  done_after_.push_back(std::vector<size_t>(members_.size(), 0));
+  for (size_t s = 0; s < most_stages; ++s) {
+    for (size_t m = 0; m < members_.size(); ++m) {
+      if (s >= members_[m].stages.size()) continue;
+      steps_.push_back(Step{m, s});
+      done_after_.push_back(done_after_.back());
+      done_after_.back()[m] = s + 1;
+    }
+  }
+  first_round_ = members_.size();
+}
+
+double TopKSelector::MemberOutput(size_t m, double raw) const {
+  const TopKMember& member = members_[m].spec;
+  if (member.raw) return raw;
+  member.model->FinishPredictions(&raw, 1, member.iterations);
   return raw;
 }
 
-double TopKSelector::BestKey(double sum, size_t stage) const {
-  // The remaining additions are at most rest_trees_ roundings of values no larger in magnitude
-  // than |sum| + rest_magnitude_; summing the bounds themselves rounds as often again.
-  const double error = (2.0 * rest_trees_[stage] + 4.0) * kRoundoff * (std::fabs(sum) + rest_magnitude_[stage]);
-  if (query_.descending) {
-    double best = Finish(sum + rest_max_[stage] + error);
-    for (int i = 0; i < kTransformUlps; ++i) best = std::nextafter(best, kInfinity);
-    return best;
+double TopKSelector::Score(const double* sums) {
+  if (!is_ensemble_) return MemberOutput(0, sums[0]);
+  for (size_t m = 0; m < members_.size(); ++m) weighted_[m] = members_[m].spec.weight * MemberOutput(m, sums[m]);
+  return ApplyTransforms(CombineRow(ensemble_.combine, weighted_, weight_sum_, &median_scratch_), ensemble_.transforms);
+}
+
+double TopKSelector::MemberBound(size_t m, double sum, size_t done, bool upper) const {
+  const Member& member = members_[m];
+  // The remaining additions are at most rest_trees roundings of values no larger in magnitude
+  // than |sum| + rest_magnitude; summing the bounds themselves rounds as often again.
+  const double error = (2.0 * member.rest_trees[done] + 4.0) * kRoundoff * (std::fabs(sum) + member.rest_magnitude[done]);
+  const double direction = upper ? kInfinity : -kInfinity;
+  double bound = MemberOutput(m, upper ? sum + member.rest_max[done] + error : sum + member.rest_min[done] - error);
+  for (int i = 0; i < kTransformUlps; ++i) bound = std::nextafter(bound, direction);
+  return bound;
+}
+
+double TopKSelector::BestKey(const double* sums, size_t step) {
+  if (!boundable_) return kInfinity;  // nothing is dropped
+  const std::vector<size_t>& done = done_after_[step];
+  if (!is_ensemble_) return Key(MemberBound(0, sums[0], done[0], query_.descending));
+  // Every floating-point step of the combination (a product by a weight of 0 or more, a sum,
+  // a quotient by a positive sum, min, max, a sort) is nondecreasing in its operands, so the
+  // combination of the members' bounds bounds the combination of their outputs; the
+  // transforms from libm are within an ulp of nondecreasing functions, hence the ulps.
+  for (size_t m = 0; m < members_.size(); ++m) weighted_[m] = members_[m].spec.weight * MemberBound(m, sums[m], done[m], query_.descending);
+  double bound = CombineRow(ensemble_.combine, weighted_, weight_sum_, &median_scratch_);
+  const double direction = query_.descending ? kInfinity : -kInfinity;
+  for (const treescore::Transform& transform : ensemble_.transforms) {
+    bound = ApplyTransform(bound, transform);
+    if (ExactlyMonotone(transform)) continue;
+    for (int i = 0; i < kTransformUlps; ++i) bound = std::nextafter(bound, direction);
   }
-  double least = Finish(sum + rest_min_[stage] - error);
-  for (int i = 0; i < kTransformUlps; ++i) least = std::nextafter(least, -kInfinity);
-  return -least;
+  return std::isnan(bound) ? kInfinity : Key(bound);
 }
 
 double TopKSelector::Bar(int32_t group) const {
@@ -132,22 +233,37 @@ bool TopKSelector::Offer(int32_t group, double key) {
   return key == best.front();  // a tie with the k-th is kept
 }
 
-void TopKSelector::RunStage(const FeatureBatch& rows, size_t stage, std::vector<Candidate>* candidates) {
-  const int32_t m = static_cast<int32_t>(candidates->size());
-  if (m == 0) return;
-  picked_.resize(static_cast<size_t>(m));
-  sums_.resize(static_cast<size_t>(m));
-  for (int32_t i = 0; i < m; ++i) {
-    picked_[static_cast<size_t>(i)] = (*candidates)[static_cast<size_t>(i)].slot;
-    sums_[static_cast<size_t>(i)] = (*candidates)[static_cast<size_t>(i)].sum;
+FeatureBatch TopKSelector::MemberRows(const FeatureBatch& rows, size_t m) {
+  Member& member = members_[m];
+  if (member.spec.columns.empty()) return rows;
+  for (size_t j = 0; j < member.view_columns.size(); ++j) member.view_columns[j] = rows.columns[member.spec.columns[j]];
+  FeatureBatch view = rows;
+  view.columns = member.view_columns.data();
+  view.num_cols = static_cast<int32_t>(member.view_columns.size());
+  return view;
+}
+
+void TopKSelector::RunStage(const FeatureBatch& rows, size_t step, std::vector<Candidate>* candidates) {
+  const int32_t n = static_cast<int32_t>(candidates->size());
+  if (n == 0) return;
+  const size_t num_members = members_.size();
+  const Step& at = steps_[step];
+  picked_.resize(static_cast<size_t>(n));
+  running_.resize(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) {
+    const Candidate& c = (*candidates)[static_cast<size_t>(i)];
+    picked_[static_cast<size_t>(i)] = c.slot;
+    running_[static_cast<size_t>(i)] = sums_[static_cast<size_t>(c.row) * num_members + at.member];
   }
-  stages_[stage].AddRaw(rows, picked_.data(), m, Iterations{}, sums_.data());
-  for (int32_t i = 0; i < m; ++i) {
+  const Member& member = members_[at.member];
+  member.stages[at.stage].AddRaw(MemberRows(rows, at.member), picked_.data(), n, Iterations{}, running_.data());
+  for (int32_t i = 0; i < n; ++i) {
     Candidate& c = (*candidates)[static_cast<size_t>(i)];
-    c.sum = sums_[static_cast<size_t>(i)];
-    c.best = BestKey(c.sum, stage + 1);
+    double* sums = sums_.data() + static_cast<size_t>(c.row) * num_members;
+    sums[at.member] = running_[static_cast<size_t>(i)];
+    c.best = BestKey(sums, step + 1);
   }
-  trees_evaluated_ += static_cast<int64_t>(m) * stage_trees_[stage];
+  trees_evaluated_ += static_cast<int64_t>(n) * member.stage_trees[at.stage];
 }
 
 const FeatureBatch& TopKSelector::Compact(const FeatureBatch& rows, std::vector<Candidate>* candidates) {
@@ -156,7 +272,7 @@ const FeatureBatch& TopKSelector::Compact(const FeatureBatch& rows, std::vector<
   for (size_t i = 0; i < candidates->size(); ++i) {
     Candidate& c = (*candidates)[i];
     double* row = compacted_.data() + i * width;
-    for (int f : read_features_) row[f] = rows.At(c.slot, f);  // no tree reads the others
+    for (int32_t f : read_columns_) row[f] = rows.At(c.slot, f);  // no tree reads the others
     c.slot = static_cast<int32_t>(i);
   }
   compacted_rows_ = std::make_unique<RowMajor>(compacted_.data(), static_cast<int32_t>(candidates->size()), rows.num_cols);
@@ -165,14 +281,14 @@ const FeatureBatch& TopKSelector::Compact(const FeatureBatch& rows, std::vector<
 
 void TopKSelector::Finish(const FeatureBatch& rows, std::vector<Candidate>* candidates, size_t from, int32_t* kept,
                           double* scores) {
-  for (size_t stage = from; stage < stages_.size(); ++stage) {
+  for (size_t step = from; step < steps_.size(); ++step) {
     candidates->erase(std::remove_if(candidates->begin(), candidates->end(),
                                      [&](const Candidate& c) { return c.best < Bar(c.group); }),
                       candidates->end());
-    RunStage(rows, stage, candidates);
+    RunStage(rows, step, candidates);
   }
   for (const Candidate& c : *candidates) {
-    const double score = Finish(c.sum);
+    const double score = Score(sums_.data() + static_cast<size_t>(c.row) * members_.size());
     scores[c.row] = score;
     const double key = Key(score);
     kept[c.row] = (!(key < floor_) && Offer(c.group, key)) ? 1 : 0;
@@ -184,24 +300,27 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
   const int32_t n = rows.num_rows;
   if (groups != nullptr && floor > -kInfinity) throw std::invalid_argument("a top-K floor needs one group");
   floor_ = std::isnan(floor) ? -kInfinity : floor;
-  if (rows.num_cols < model_->forest().num_features) {
-    throw std::invalid_argument("rows have fewer columns than the model's features");
+  if (rows.num_cols < needed_columns_) {
+    throw std::invalid_argument("rows have " + std::to_string(rows.num_cols) + " columns, the models read " +
+                                std::to_string(needed_columns_));
   }
   std::vector<Candidate> candidates(static_cast<size_t>(n));
+  sums_.assign(static_cast<size_t>(n) * members_.size(), 0.0);
   for (int32_t r = 0; r < n; ++r) {
     const int32_t group = groups == nullptr ? 0 : groups[r];
     if (group < 0) throw std::invalid_argument("negative top-K group " + std::to_string(group));
     if (static_cast<size_t>(group) >= best_.size()) best_.resize(static_cast<size_t>(group) + 1);
-    candidates[static_cast<size_t>(r)] = Candidate{r, r, group, 0.0, kInfinity};
+    candidates[static_cast<size_t>(r)] = Candidate{r, r, group, kInfinity};
     kept[r] = 0;
   }
-  trees_in_full_ += static_cast<int64_t>(n) * rest_trees_[0];
+  for (const Member& member : members_) trees_in_full_ += static_cast<int64_t>(n) * member.rest_trees[0];
   if (!boundable_) {  // no bound holds: every row scored and kept
     Finish(rows, &candidates, 0, kept, scores);
     for (int32_t r = 0; r < n; ++r) kept[r] = 1;
     return n;
   }
-  RunStage(rows, 0, &candidates);
+  // The first round (every member's first stage) over every row.
+  for (size_t step = 0; step < first_round_; ++step) RunStage(rows, step, &candidates);
   // Each group's most promising rows are scored to the end first: they fill its k and raise its
   // bar before the other rows are judged against it.
   std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
@@ -220,7 +339,7 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
                   candidates.begin() + static_cast<std::ptrdiff_t>(end));
     i = end;
   }
-  Finish(rows, &leaders, 1, kept, scores);
+  Finish(rows, &leaders, first_round_, kept, scores);
   // The other survivors of the first stage are copied out row after row, and run their stages
   // a chunk at a time, so that a chunk's features stay in cache from stage to stage: picked out
   // of the batch each time, every value would cost a cache line.
@@ -232,7 +351,7 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
   for (size_t first = 0; first < others.size(); first += kChunkRows) {
     const size_t end = std::min(others.size(), first + kChunkRows);
     chunk.assign(others.begin() + static_cast<std::ptrdiff_t>(first), others.begin() + static_cast<std::ptrdiff_t>(end));
-    Finish(survivors, &chunk, 1, kept, scores);
+    Finish(survivors, &chunk, first_round_, kept, scores);
   }
   int32_t count = 0;
   for (int32_t r = 0; r < n; ++r) count += kept[r];

@@ -14,6 +14,10 @@
 // in floating point: each is widened by an error bound of the remaining additions, and bounds
 // on predictions are taken through the objective's transform (nondecreasing in every objective
 // with one output) and then widened by a few ulps.
+//
+// An ensemble with non-negative weights is bounded through its members: each member's output
+// is bounded as one model's, and the ensemble's combination and transforms, nondecreasing in
+// each member's output, turn the members' bounds into a bound on the ensemble's score.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "../combine.h"
 #include "../predictor.h"
 #include "exact_scorer.h"
 
@@ -32,15 +37,36 @@ namespace engine {
 struct TopKQuery {
   int k = 1;
   bool descending = true;
-  bool raw = false;  // the scores are raw margins; otherwise predictions
+};
+
+// A model whose output a top-K query ranks, alone or as an ensemble's member.
+struct TopKMember {
+  const ExactScorer* model = nullptr;  // must outlive the selector
+  bool raw = false;                    // its raw margin; otherwise its prediction
   Iterations iterations;
+  // The batch column each model feature reads (one per feature); empty: feature f reads column f.
+  std::vector<int32_t> columns;
+  double weight = 1;  // in an ensemble
+};
+
+// An ensemble's combination of its members' outputs (combine.h, as Program scores it).
+struct TopKEnsemble {
+  treescore::Combine combine = treescore::Combine::kMean;
+  std::vector<treescore::Transform> transforms;  // not the objective's engine::Transform
 };
 
 class TopKSelector {
  public:
-  // Throws std::invalid_argument for a model with more than one output per row or a k below 1.
-  // trees_per_stage <= 0 picks the stage size from the number of trees.
-  TopKSelector(const ExactScorer& model, TopKQuery query, int trees_per_stage = 0);
+  // Ranks one model's scores. Throws std::invalid_argument for a model with more than one
+  // output per row or a k below 1. trees_per_stage <= 0 picks each model's stage size from
+  // its number of trees.
+  TopKSelector(TopKMember model, TopKQuery query, int trees_per_stage = 0);
+  // Ranks an ensemble's scores: weights[m] * output[m], combined, transformed. Each member's
+  // bound is a bound on its output; for non-negative weights every combination (sum, mean,
+  // min, max, median) is nondecreasing in each weighted output, and every transform in its
+  // input, so the ensemble's bound is the combination of its members' bounds. A negative
+  // weight throws; an ensemble whose outputs could be infinite (or NaN) is scored in full.
+  TopKSelector(std::vector<TopKMember> members, TopKEnsemble ensemble, TopKQuery query, int trees_per_stage = 0);
 
   // Scores what it must of the batch. groups[r] (nullptr: every row in group 0) is row r's
   // group, 0 or more. Sets kept[r] to 1 for each row that may belong to its group's top k, and
@@ -57,54 +83,86 @@ class TopKSelector {
   // Tree evaluations so far, and how many a full score of the same rows takes.
   int64_t trees_evaluated() const { return trees_evaluated_; }
   int64_t trees_in_full() const { return trees_in_full_; }
-  int num_stages() const { return static_cast<int>(stages_.size()); }
+  // Stages over all members: runs of one member's trees, taken round-robin.
+  int num_stages() const { return static_cast<int>(steps_.size()); }
+  // Whether rows are ever dropped before their last stage (false: every row is scored in full).
+  bool boundable() const { return boundable_; }
 
  private:
-  // A row still being scored: its place in the batch, its group and its partial raw score.
+  // A row still being scored: its place in the batch, its group, and the best key its score
+  // can still reach. Its partial raw sums (one per member) are sums_[row * members + m].
   struct Candidate {
     int32_t row;   // in the batch
     int32_t slot;  // in the batch RunStage reads: the batch itself, or the compacted survivors
     int32_t group;
-    double sum;
-    double best;  // the best key its score can still reach
+    double best;
+  };
+  // One member's trees cut into stages, with what bounds its output after each.
+  struct Member {
+    TopKMember spec;
+    std::vector<ExactScorer> stages;  // consecutive runs of the member's trees
+    std::vector<int> stage_trees;     // trees per stage
+    // Per stage boundary s (after stages [0, s)): the sums of the remaining trees' largest and
+    // smallest leaves, of their largest magnitudes (for the rounding bound), and their count.
+    std::vector<double> rest_max, rest_min, rest_magnitude;
+    std::vector<int> rest_trees;
+    std::vector<int32_t> read_columns;         // the batch columns its trees read
+    std::vector<const double*> view_columns;   // scratch for MemberRows
+  };
+  // A stage of the schedule: stage `stage` of member `member`.
+  struct Step {
+    size_t member;
+    size_t stage;
   };
 
+  void Plan(int trees_per_stage);
   // The key rows are ranked by, larger is better: the score, or its negation when ascending.
   double Key(double score) const { return query_.descending ? score : -score; }
-  // The score a raw sum becomes (averaged for random forests, transformed for predictions).
-  double Finish(double raw) const;
-  // The best key a row with partial sum `sum` after `stage` stages can still reach.
-  double BestKey(double sum, size_t stage) const;
+  // Member m's output from its raw sum (averaged for random forests, transformed for predictions).
+  double MemberOutput(size_t m, double raw) const;
+  // The score from the members' raw sums: the one member's output, or the ensemble's.
+  double Score(const double* sums);
+  // A bound on member m's output given its partial sum `sum` after `done` of its stages: at
+  // least (upper) or at most (lower) any output it can end with.
+  double MemberBound(size_t m, double sum, size_t done, bool upper) const;
+  // The best key a row with partial sums `sums` can still reach after steps [0, step).
+  double BestKey(const double* sums, size_t step);
   // The key a row must reach to be kept in `group`: the k-th best so far (-inf until k are
   // known), or the batch's floor where that is higher.
   double Bar(int32_t group) const;
   // Records a fully scored row; returns whether it is kept.
   bool Offer(int32_t group, double key);
-  // Runs stages [from, stages) over the candidates, dropping those that fall below their bar
+  // Runs steps [from, steps) over the candidates, dropping those that fall below their bar
   // before each, then offers the rest; sets their kept flags and scores.
   void Finish(const FeatureBatch& rows, std::vector<Candidate>* candidates, size_t from, int32_t* kept, double* scores);
-  // Adds stage `stage`'s trees to each candidate's sum, reading its row `slot` of `rows`.
-  void RunStage(const FeatureBatch& rows, size_t stage, std::vector<Candidate>* candidates);
-  // Copies the candidates' rows (the features the trees read) into compacted_, row after row,
+  // Adds step `step`'s trees to each candidate's sum, reading its row `slot` of `rows`.
+  void RunStage(const FeatureBatch& rows, size_t step, std::vector<Candidate>* candidates);
+  // Member m's view of a batch: its features' columns, in its feature order.
+  FeatureBatch MemberRows(const FeatureBatch& rows, size_t m);
+  // Copies the candidates' rows (the columns some tree reads) into compacted_, row after row,
   // and points their slots there.
   const FeatureBatch& Compact(const FeatureBatch& rows, std::vector<Candidate>* candidates);
 
-  const ExactScorer* model_;
+  std::vector<Member> members_;
+  bool is_ensemble_ = false;
+  TopKEnsemble ensemble_;
+  double weight_sum_ = 0;
   TopKQuery query_;
-  bool boundable_ = true;          // false when a leaf value is NaN: every row is then scored fully
-  std::vector<ExactScorer> stages_;  // consecutive runs of the query's trees
-  std::vector<int> stage_trees_;     // trees per stage
-  // Per stage boundary s (after stages [0, s)): the sums of the remaining trees' largest and
-  // smallest leaves, of their largest magnitudes (for the rounding bound), and their count.
-  std::vector<double> rest_max_, rest_min_, rest_magnitude_;
-  std::vector<int> rest_trees_;
+  bool boundable_ = true;           // false: every row is scored fully
+  std::vector<Step> steps_;         // round-robin: every member's first stage, then every second, ...
+  std::vector<std::vector<size_t>> done_after_;  // per step boundary: stages done of each member
+  size_t first_round_ = 0;          // steps in the first round: one per member
+  std::vector<int32_t> read_columns_;  // the batch columns some member's trees read
+  int32_t needed_columns_ = 0;         // the batch columns a member reads, at least
   // Per group, the best keys so far, at most k of them, smallest first (a min-heap).
   std::vector<std::vector<double>> best_;
   double floor_ = -std::numeric_limits<double>::infinity();  // the batch's floor
-  std::vector<int> read_features_;  // the features some tree of the query reads
-  // Scratch reused across stages: the candidates' slots and running sums, and compacted rows.
-  std::vector<int32_t> picked_;
+  // Scratch reused across stages and rows: the candidates' sums, slots and running sums,
+  // member outputs or bounds, and compacted rows.
   std::vector<double> sums_;
+  std::vector<int32_t> picked_;
+  std::vector<double> running_;
+  std::vector<double> weighted_, median_scratch_;
   std::vector<double> compacted_;
   std::unique_ptr<RowMajor> compacted_rows_;
   int64_t trees_evaluated_ = 0;

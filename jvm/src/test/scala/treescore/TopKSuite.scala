@@ -4,6 +4,7 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.expressions.Window
 import org.apache.spark.sql.functions.{col, dense_rank, desc, rank, row_number}
 
+import treescore.ensemble.{Combine, EnsembleScorer, Member, ModelScorer, OutputTransform, RoutedScorer}
 import treescore.execution.TopKBoard
 import treescore.functions.score
 
@@ -49,6 +50,31 @@ class TopKSuite extends SparkSuite {
     val rows = ranked.collect().map(r => (r.getDouble(0), r.getDouble(2))).sortBy(_._1).toSeq
     val full = unselected(ranked.collect().map(r => (r.getDouble(0), r.getDouble(2))).sortBy(_._1).toSeq)
     assert(rows == full && bits(rows.map(_._2)) == bits(full.map(_._2)))
+  }
+
+  test("an ensemble of models with weights of 0 or more is selected, with the rows and bits of a full sort") {
+    val (reg, bin) = (ModelScorer(regressionModel), ModelScorer(binaryModel))
+    val expm1Mean = EnsembleScorer(Seq(Member(reg, 0.7), Member(bin, 0.3), Member(bin, 0.0)), Combine.Mean,
+      Seq(OutputTransform.Expm1))
+    val median = EnsembleScorer(Seq(Member(reg), Member(bin, 2.0), Member(reg, 0.5)), Combine.Median)
+    for (ensemble <- Seq(expm1Mean, median); descending <- Seq(true, false)) {
+      def query() = {
+        val s = fixtureFrame.select(col("regression"), col("binary"), score(ensemble).as("s"))
+        s.orderBy(if (descending) desc("s") else col("s").asc).limit(7)
+      }
+      assert(selection(query()).exists(s => s.k == 7 && s.descending == descending), query().queryExecution.executedPlan)
+      val rows = query().collect().map(r => (r.getDouble(0), r.getDouble(2))).toSeq
+      val full = unselected(query().collect().map(r => (r.getDouble(0), r.getDouble(2))).toSeq)
+      // The scores in order, bit for bit; the rows too, but for those tying with the 7th (either may come first).
+      assert(bits(rows.map(_._2)) == bits(full.map(_._2)), s"$ensemble $descending")
+      val last = full.last._2
+      assert(rows.filter(_._2 != last).toSet == full.filter(_._2 != last).toSet, s"$ensemble $descending")
+    }
+    val negative = EnsembleScorer(Seq(Member(reg, 2.0), Member(bin, -1.0)), Combine.Sum)
+    assert(selection(fixtureFrame.select(score(negative).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
+    val routed = RoutedScorer("f0", Seq("0" -> reg), Some(bin))
+    val nested = EnsembleScorer(Seq(Member(reg), Member(routed)))
+    assert(selection(fixtureFrame.select(score(nested).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
   }
 
   test("a partition's floor is the k-th best key of the other partitions' published keys") {

@@ -108,6 +108,13 @@ public final class NativeMethods {
   public static native long openTopK(long modelHandle, int kind, int startIteration, int numIterations, int k,
       boolean descending);
 
+  /**
+   * Opens one task's exact top-K selection over a compiled ensemble program (a weighted
+   * ensemble of models on treescore's engine, weights of 0 or more): per group the k best of
+   * its scores, and every row tying with the k-th. The scan keeps the program alive until released.
+   */
+  public static native long openTopKProgram(long programHandle, int k, boolean descending);
+
   /** Frees a top-K scan. */
   public static native void releaseTopK(long handle);
 

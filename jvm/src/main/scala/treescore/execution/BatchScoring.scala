@@ -11,7 +11,7 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 import scala.collection.mutable.ArrayBuffer
 
-import treescore.expressions.{BatchableScore, ScoreExpression}
+import treescore.expressions.BatchableScore
 import treescore.model.Engine
 import treescore.rules.TopKSelection
 
@@ -102,8 +102,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
     val board = if (selection.groupBy.isEmpty) Some(TopKBoards(topKBoard, selection.k)) else None
     val floor = board.map(_.floorFor(partitionIndex)).getOrElse(() => Double.NegativeInfinity)
     lazy val selector = {
-      val call = scores(selection.score).asInstanceOf[ScoreExpression]
-      val opened = TopKScorer.open(call, selection, inputSchema, batchRows, metrics)
+      val opened = TopKScorer.open(scores(selection.score), selection, inputSchema, batchRows, metrics)
       TaskContext.get().addTaskCompletionListener[Unit](_ => opened.close())
       opened
     }

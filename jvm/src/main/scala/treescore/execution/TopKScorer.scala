@@ -4,13 +4,15 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import treescore.expressions.ScoreExpression
-import treescore.model.{Engine, ModelCache, NativeTopKScan, OffHeapDoubles, OffHeapInts}
+import treescore.ensemble.ProgramEncoding
+import treescore.expressions.{BatchableScore, ProgramScoreExpression, ScoreExpression}
+import treescore.model.{Engine, IterationRange, ModelCache, NativeProgram, NativeTopKScan, OffHeapDoubles, OffHeapInts}
 import treescore.rules.TopKSelection
 
 /**
- * One task's exact top-K selection for one model call ([[TopKSelection]]): a lease on the model
- * in treescore's engine, the call's feature matrix, the native scan (which keeps each group's k
+ * One task's exact top-K selection for one call ([[TopKSelection]]) of a model or of a weighted
+ * ensemble of models: leases on the models in treescore's engine (and the compiled ensemble),
+ * the call's feature matrix, the native scan (which keeps each group's k
  * best scores from batch to batch, so the bar rises over the whole partition), and buffers for
  * group numbers, kept flags and scores, sized once for `batchRows`. Built by [[TopKScorer.open]],
  * which releases what it acquired if a step fails.
@@ -61,17 +63,31 @@ private[execution] final class TopKScorer private (scan: NativeTopKScan, feature
 }
 
 private[execution] object TopKScorer {
-  def open(call: ScoreExpression, selection: TopKSelection, inputSchema: Seq[Attribute], batchRows: Int,
+  def open(call: BatchableScore, selection: TopKSelection, inputSchema: Seq[Attribute], batchRows: Int,
       metrics: Map[String, SQLMetric]): TopKScorer = Owned.building { owned =>
-    val lease = owned(ModelCache.acquire(call.model, call.options.iterations, Engine.Treescore))
-    metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
-    val scan = owned(NativeTopKScan.open(lease.model, call.options.predictKind, selection.k, selection.descending))
-    val matrices = owned(new FeatureMatrices(inputSchema, batchRows, metrics.get("featureValuesWritten"),
-      metrics.get("featureValuesInPlace")))
+    val (scan, features) = call match {
+      case model: ScoreExpression =>
+        val lease = owned(ModelCache.acquire(model.model, model.options.iterations, Engine.Treescore))
+        metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
+        val matrices = owned(new FeatureMatrices(inputSchema, batchRows, metrics.get("featureValuesWritten"),
+          metrics.get("featureValuesInPlace")))
+        (owned(NativeTopKScan.open(lease.model, model.options.predictKind, selection.k, selection.descending)),
+          matrices.forCall(model))
+      case ensemble: ProgramScoreExpression =>
+        val encoded = ProgramEncoding.encode(ensemble.scorer, ensemble.featureInputs, ensemble.keyInputs)
+        val leases = encoded.models.map(m => owned(ModelCache.acquire(m, IterationRange.All, Engine.Treescore)))
+        leases.foreach(l => metrics.get("modelLoadTime").foreach(_ += l.loadNanos))
+        val program = owned(NativeProgram.compile(encoded.code, encoded.constants, leases.map(_.model)))
+        val inputs = BindReferences.bindReferences(ensemble.children.take(ensemble.featureInputs.length), inputSchema)
+        (owned(NativeTopKScan.open(program, selection.k, selection.descending)),
+          owned(new FeatureMatrix(FeatureWriters.scalarColumnsAt(inputs, Array.range(0, inputs.length)), inputs.length,
+            batchRows, metrics.get("featureValuesWritten"), metrics.get("featureValuesInPlace"))))
+      case other => throw new IllegalArgumentException(s"treescore: top-K selection cannot rank $other")
+    }
     val groups = if (selection.groupBy.isEmpty) None
       else Some(new GroupNumbers(selection, inputSchema, owned(new OffHeapInts(batchRows))))
-    new TopKScorer(scan, matrices.forCall(call), groups, owned(new OffHeapInts(batchRows)),
-      owned(new OffHeapDoubles(batchRows)), metrics, owned)
+    new TopKScorer(scan, features, groups, owned(new OffHeapInts(batchRows)), owned(new OffHeapDoubles(batchRows)),
+      metrics, owned)
   }
 }
 

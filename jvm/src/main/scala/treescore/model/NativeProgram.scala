@@ -9,7 +9,7 @@ import treescore.nativelib.NativeMethods
  * models (see native/src/program.h for the encoding). The program holds its models' native
  * handles until close(), which releases it exactly once.
  */
-final class NativeProgram private (handle: Long) extends AutoCloseable {
+final class NativeProgram private (private[model] val handle: Long) extends AutoCloseable {
   private val closed = new AtomicBoolean(false)
 
   /**

@@ -6,8 +6,9 @@ import treescore.nativelib.NativeMethods
 
 /**
  * The one owner of a native top-K scan (native/src/engine/top_k.h): one task's exact top-K
- * selection over a model loaded into treescore's engine, which keeps each group's k best
- * scores from batch to batch and holds the model until close(), which releases it exactly once.
+ * selection over a model loaded into treescore's engine or over an ensemble program, which
+ * keeps each group's k best scores from batch to batch and holds the model or program until
+ * close(), which releases it exactly once.
  */
 final class NativeTopKScan private (handle: Long) extends AutoCloseable {
   private val closed = new AtomicBoolean(false)
@@ -45,4 +46,11 @@ object NativeTopKScan {
     new NativeTopKScan(NativeMethods.openTopK(model.handle, kind.code, model.range.startIteration,
       model.range.numIterations, k, descending))
   }
+
+  /**
+   * Opens a scan over a compiled ensemble of models on treescore's engine with weights of 0 or
+   * more ([[treescore.rules.InferTopKSelection]] plans only those), ranking its scores.
+   */
+  def open(program: NativeProgram, k: Int, descending: Boolean): NativeTopKScan =
+    new NativeTopKScan(NativeMethods.openTopKProgram(program.handle, k, descending))
 }

@@ -8,7 +8,8 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.DoubleType
 
 import treescore.TreescoreConf
-import treescore.expressions.ScoreExpression
+import treescore.ensemble.{EnsembleScorer, ModelScorer}
+import treescore.expressions.{ProgramScoreExpression, ScoreExpression}
 import treescore.model.{Engine, PredictKind}
 
 /**
@@ -22,7 +23,8 @@ import treescore.model.{Engine, PredictKind}
  *
  * Between the query and the BatchScore only Projects may stand (a Filter there would remove
  * rows after they set the bar). The score must be one model's prediction or raw score with one
- * output, on treescore's engine, and the groups must be computed from the BatchScore's input.
+ * output, or an ensemble of such models with weights of 0 or more, on treescore's engine, and
+ * the groups must be computed from the BatchScore's input.
  * `dense_rank`, which counts tied rows once, and every other shape are left as they are:
  * they are still exact, scored in full.
  */
@@ -91,11 +93,21 @@ case class InferTopKSelection(session: SparkSession) extends Rule[LogicalPlan] {
     case _ => None
   }
 
-  /** Whether execution can select by this score: one model's single prediction or raw score, on treescore's engine. */
-  private def selectable(batch: BatchScore, index: Int): Boolean = batch.scores(index) match {
-    case s: ScoreExpression =>
-      (s.modelKind == PredictKind.Prediction || s.modelKind == PredictKind.Raw) && s.dataType == DoubleType &&
-        Engine.forCall(s.models, s.modelKind, session.sessionState.conf) == Engine.Treescore
-    case _ => false
+  /**
+   * Whether execution can select by this score, on treescore's engine: one model's single
+   * prediction or raw score, or a weighted ensemble's score whose members are models and whose
+   * weights are 0 or more (its bound is then the combination of its members' bounds).
+   */
+  private def selectable(batch: BatchScore, index: Int): Boolean = {
+    val call = batch.scores(index)
+    val bounded = call match {
+      case s: ScoreExpression => (s.modelKind == PredictKind.Prediction || s.modelKind == PredictKind.Raw) && s.dataType == DoubleType
+      case p: ProgramScoreExpression => p.grid.isEmpty && !p.contributions && (p.scorer match {
+        case EnsembleScorer(members, _, _) => members.forall(m => m.scorer.isInstanceOf[ModelScorer] && m.weight >= 0)
+        case _ => false
+      })
+      case _ => false
+    }
+    bounded && Engine.forCall(call.models, call.modelKind, session.sessionState.conf) == Engine.Treescore
   }
 }

@@ -1,0 +1,204 @@
+// Exact top-K selection over ensemble programs against Program::Evaluate: for every combine rule,
+// transforms, directions, group counts and weights (a zero among them), every row of each
+// group's true top k (ties included) is kept with the bits the program scores it with, and rows
+// are dropped before their last stage. Members read the input's columns in orders of their own.
+#include <LightGBM/c_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../src/booster.h"
+#include "../src/engine/engine_predictor.h"
+#include "../src/program.h"
+#include "../src/program_top_k.h"
+#include "lightgbm_training.h"
+
+namespace treescore {
+namespace {
+
+constexpr int kFeatures = 5;
+constexpr int kInputs = 6;
+
+// Row-major rows of kInputs columns: normal values, with NaN, +0 and -0 among them.
+std::vector<double> Inputs(int rows, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::vector<double> data(static_cast<size_t>(rows) * kInputs);
+  for (double& v : data) {
+    const unsigned pick = rng() % 25;
+    v = pick == 0 ? std::numeric_limits<double>::quiet_NaN() : pick == 1 ? 0.0 : pick == 2 ? -0.0 : normal(rng);
+  }
+  return data;
+}
+
+std::string Train(const std::string& objective, unsigned seed) {
+  const int rows = 3000;
+  std::vector<double> x(static_cast<size_t>(rows) * kFeatures);
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  for (double& v : x) v = normal(rng);
+  std::vector<float> labels(rows);
+  for (int i = 0; i < rows; ++i) {
+    const double signal = x[i * kFeatures] - 0.6 * x[i * kFeatures + 1] + std::sin(x[i * kFeatures + 2]);
+    if (objective == "binary") labels[i] = signal + 0.5 * normal(rng) > 0.3 ? 1.f : 0.f;
+    else if (objective == "poisson") labels[i] = static_cast<float>(std::floor(std::exp(0.4 * std::tanh(signal)) * (rng() % 4)));
+    else labels[i] = static_cast<float>(signal + 0.2 * normal(rng));
+  }
+  BoosterHandle booster = test_models::Train(x, labels, kFeatures, "verbose=-1",
+                                              "objective=" + objective + " num_leaves=15 verbose=-1 num_threads=1 "
+                                              "min_data_in_leaf=5 learning_rate=0.15", 40);
+  const std::string text = test_models::ModelText(booster);
+  LGBM_BoosterFree(booster);
+  return text;
+}
+
+struct Members {
+  std::vector<std::shared_ptr<const Predictor>> models;
+  Members() {
+    for (const auto& [objective, seed] : {std::pair<std::string, unsigned>{"regression", 1}, {"binary", 2}, {"poisson", 3}}) {
+      models.push_back(std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(Train(objective, seed))));
+    }
+  }
+};
+
+const Members& TrainedMembers() {
+  static const Members members;
+  return members;
+}
+
+// An ensemble of the three members: the regression's prediction, the binary model's probability
+// and the poisson model's raw margin, each reading the inputs in its own order.
+Program Ensemble(const std::vector<std::shared_ptr<const Predictor>>& models, std::vector<double> weights,
+                 Combine combine, std::vector<Transform> transforms) {
+  std::vector<ProgramNode> nodes;
+  nodes.push_back(ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}});
+  nodes.push_back(ModelNode{models[1], PredictKind::kPrediction, {5, 1, 0, 3, 2}});
+  nodes.push_back(ModelNode{models[2], PredictKind::kRaw, {2, 3, 4, 5, 0}});
+  nodes.push_back(EnsembleNode{{0, 1, 2}, std::move(weights), combine, std::move(transforms)});
+  return Program(std::move(nodes), kInputs, 0);
+}
+
+// combine, transforms, weights, k, descending, groups
+using Case = std::tuple<Combine, std::vector<Transform>, std::vector<double>, int, bool, int>;
+
+class EnsembleTopKTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EnsembleTopKTest, KeepsEveryRowOfEachGroupsTopKWithTheProgramsBits) {
+  const auto& [combine, transforms, weights, k, descending, num_groups] = GetParam();
+  const Program program = Ensemble(TrainedMembers().models, weights, combine, transforms);
+  engine::TopKSelector selector = TopKSelectorFor(program, engine::TopKQuery{k, descending}, 7);
+  ASSERT_TRUE(selector.boundable());
+
+  const int batches = 3, batch_rows = 4000, n = batches * batch_rows;
+  const std::vector<double> inputs = Inputs(n, 41);
+  const RowMajor matrix(inputs.data(), n, kInputs);
+  std::vector<double> full(static_cast<size_t>(n));
+  program.Evaluate(matrix.batch(), n, nullptr, 1, GridPoints{}, 0, 1, full.data());
+  std::vector<int32_t> groups(static_cast<size_t>(n));
+  std::mt19937 rng(8);
+  for (int32_t& g : groups) g = static_cast<int32_t>(rng() % static_cast<unsigned>(num_groups));
+
+  std::vector<int32_t> kept(static_cast<size_t>(n));
+  std::vector<double> scores(static_cast<size_t>(n));
+  for (int b = 0; b < batches; ++b) {
+    const size_t at = static_cast<size_t>(b) * batch_rows;
+    selector.Select(matrix.batch().Rows(static_cast<int64_t>(at), batch_rows), num_groups == 1 ? nullptr : groups.data() + at,
+                    -INFINITY, kept.data() + at, scores.data() + at);
+  }
+  for (int g = 0; g < num_groups; ++g) {
+    std::vector<double> keys;
+    for (int r = 0; r < n; ++r) {
+      if (num_groups == 1 || groups[static_cast<size_t>(r)] == g) keys.push_back(descending ? full[r] : -full[r]);
+    }
+    std::sort(keys.begin(), keys.end(), std::greater<double>());
+    const double bar = keys[std::min(keys.size(), static_cast<size_t>(k)) - 1];
+    for (int r = 0; r < n; ++r) {
+      if (num_groups != 1 && groups[static_cast<size_t>(r)] != g) continue;
+      if ((descending ? full[r] : -full[r]) >= bar) ASSERT_EQ(1, kept[static_cast<size_t>(r)]) << "row " << r << " group " << g;
+    }
+  }
+  int kept_rows = 0;
+  for (int r = 0; r < n; ++r) {
+    if (kept[static_cast<size_t>(r)] != 1) continue;
+    ++kept_rows;
+    ASSERT_EQ(0, std::memcmp(&scores[r], &full[r], sizeof(double))) << "row " << r << ": " << scores[r] << " != " << full[r];
+  }
+  // The members' bounds combine into bounds that prune: most rows leave early.
+  if (num_groups == 1) {
+    EXPECT_LT(kept_rows, n / 4);
+    EXPECT_LT(selector.trees_evaluated(), selector.trees_in_full() * 3 / 4);
+  }
+}
+
+const Transform kExpm1{Transform::Type::kExpm1, 0, 0};
+const Transform kExp{Transform::Type::kExp, 0, 0};
+const Transform kSigmoid{Transform::Type::kSigmoid, 0, 0};
+const Transform kClip{Transform::Type::kClip, 0.2, 0.8};
+const std::vector<double> kWeights{0.5, 0.3, 0.2};
+
+INSTANTIATE_TEST_SUITE_P(
+    CombinesAndTransforms, EnsembleTopKTest,
+    ::testing::Values(Case{Combine::kSum, {}, kWeights, 20, true, 1},
+                      Case{Combine::kMean, {}, kWeights, 20, false, 1},
+                      Case{Combine::kMean, {kExpm1}, {1.0, 0.0, 2.0}, 10, true, 1},
+                      Case{Combine::kMin, {}, kWeights, 15, true, 1},
+                      Case{Combine::kMax, {kExp}, kWeights, 15, false, 1},
+                      Case{Combine::kMedian, {}, kWeights, 30, true, 1},
+                      Case{Combine::kSum, {kSigmoid, kClip}, kWeights, 25, true, 1},
+                      Case{Combine::kSum, {kSigmoid, kClip}, kWeights, 25, false, 1},
+                      Case{Combine::kMean, {}, kWeights, 5, true, 9},
+                      Case{Combine::kMedian, {kExpm1}, {2.0, 1.0, 1.0}, 3, false, 4}));
+
+TEST(EnsembleTopK, ScoresEveryRowWhereAWeightedOutputCouldBeInfinite) {
+  // 1e308 times an output above 1 overflows: no bound orders an infinite sum, so nothing is dropped.
+  const Program program = Ensemble(TrainedMembers().models, {1e308, 1.0, 1.0}, Combine::kSum, {});
+  engine::TopKSelector selector = TopKSelectorFor(program, engine::TopKQuery{5, true});
+  EXPECT_FALSE(selector.boundable());
+  const int n = 3000;
+  const std::vector<double> inputs = Inputs(n, 5);
+  const RowMajor matrix(inputs.data(), n, kInputs);
+  std::vector<double> full(static_cast<size_t>(n));
+  program.Evaluate(matrix.batch(), n, nullptr, 1, GridPoints{}, 0, 1, full.data());
+  std::vector<int32_t> kept(static_cast<size_t>(n));
+  std::vector<double> scores(static_cast<size_t>(n));
+  // Two batches: the second starts with a full heap, which must not drop rows it cannot bound.
+  for (int b = 0; b < 2; ++b) {
+    const size_t at = static_cast<size_t>(b) * (n / 2);
+    EXPECT_EQ(n / 2, selector.Select(matrix.batch().Rows(static_cast<int64_t>(at), n / 2), nullptr, -INFINITY,
+                                     kept.data() + at, scores.data() + at));
+  }
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(1, kept[static_cast<size_t>(r)]);
+    ASSERT_EQ(0, std::memcmp(&scores[r], &full[r], sizeof(double))) << "row " << r;
+  }
+}
+
+TEST(EnsembleTopK, RefusesWhatItCannotBound) {
+  const auto& models = TrainedMembers().models;
+  EXPECT_THROW(TopKSelectorFor(Ensemble(models, {0.5, -0.1, 0.6}, Combine::kSum, {}), engine::TopKQuery{5}),
+               std::invalid_argument);
+  // A route at the root, and an ensemble with a route among its members.
+  std::vector<ProgramNode> routed{ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}},
+                                  RouteNode{0, {0}}};
+  EXPECT_THROW(TopKSelectorFor(Program(std::move(routed), kInputs, 1), engine::TopKQuery{5}), std::invalid_argument);
+  std::vector<ProgramNode> nested{ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}}, RouteNode{0, {0}},
+                                  EnsembleNode{{0, 1}, {1.0, 1.0}, Combine::kSum, {}}};
+  EXPECT_THROW(TopKSelectorFor(Program(std::move(nested), kInputs, 1), engine::TopKQuery{5}), std::invalid_argument);
+  // A member on LightGBM's predictor.
+  auto lightgbm = std::make_shared<Booster>(Booster::FromModelText(Train("regression", 1)));
+  std::vector<ProgramNode> mixed{ModelNode{lightgbm, PredictKind::kPrediction, {0, 1, 2, 3, 4}},
+                                 EnsembleNode{{0}, {1.0}, Combine::kSum, {}}};
+  EXPECT_THROW(TopKSelectorFor(Program(std::move(mixed), kInputs, 0), engine::TopKQuery{5}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace treescore
