@@ -174,6 +174,33 @@ TEST(TopKSelection, DropsRowsBelowAFloorAndKeepsTheTopAboveIt) {
                std::invalid_argument);
 }
 
+TEST(TopKSelection, ScoresAndKeepsEveryRowOfAModelWithANanLeaf) {
+  // A NaN leaf in the first tree: no bound holds for the rows reaching it, so every row is
+  // scored to the end and kept, in the second batch too, when the groups' bars are known.
+  std::string text = TrainModel("objective=regression");
+  const size_t leaves = text.find("leaf_value=") + std::string("leaf_value=").size();
+  text.replace(leaves, text.find(' ', leaves) - leaves, "nan");
+  const ExactScorer model(Forest::Parse(text), Layout::kAuto);
+  TopKSelector selector(TopKMember{&model}, TopKQuery{10}, 3);
+  EXPECT_FALSE(selector.boundable());
+  const int n = 4000;
+  const std::vector<double> rows = Rows(n, 37);
+  const RowMajor matrix(rows.data(), n, kCols);
+  std::vector<double> full(static_cast<size_t>(n));
+  model.Predict(matrix.batch(), Iterations{}, full.data());
+  std::vector<int32_t> kept(static_cast<size_t>(n));
+  std::vector<double> scores(static_cast<size_t>(n));
+  for (int b = 0; b < 2; ++b) {
+    const size_t at = static_cast<size_t>(b) * (n / 2);
+    EXPECT_EQ(n / 2, selector.Select(matrix.batch().Rows(static_cast<int64_t>(at), n / 2), nullptr, -INFINITY,
+                                     kept.data() + at, scores.data() + at));
+  }
+  for (int r = 0; r < n; ++r) {
+    ASSERT_EQ(1, kept[static_cast<size_t>(r)]);
+    ASSERT_EQ(0, std::memcmp(&scores[r], &full[r], sizeof(double))) << "row " << r << ": " << scores[r] << " != " << full[r];
+  }
+}
+
 TEST(TopKSelection, RefusesKBelowOne) {
   const ExactScorer model(Forest::Parse(TrainModel("objective=regression")), Layout::kAuto);
   EXPECT_THROW(TopKSelector(TopKMember{&model}, TopKQuery{0}), std::invalid_argument);
