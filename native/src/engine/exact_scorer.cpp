@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -65,10 +66,23 @@ struct QuickLeaves {
 void ExactScorer::ReadBlock(const FeatureBatch& rows, const int32_t* picked, int64_t r0, int n,
                             const std::vector<int>& features, double* block) {
   const double nan = std::nan("");
+  // Where rows are picked, each picked row's offset into the columns, computed once per block.
+  int64_t offsets[kBlockRows] = {};
+  if (picked != nullptr) {
+    for (int r = 0; r < n; ++r) offsets[r] = (rows.first_row + picked[r0 + r]) * rows.row_stride;
+  }
   for (int f : features) {
     double* lanes = block + static_cast<size_t>(f) * kBlockRows;
     if (picked != nullptr) {
-      for (int r = 0; r < n; ++r) lanes[r] = AsLightGbmReadsIt(rows.At(picked[r0 + r], f));
+      const double* column = rows.columns[f];
+      for (int r = 0; r < n; ++r) {
+        const double v = column[offsets[r]];
+        const bool kept = (v > kZeroThreshold) | (v < -kZeroThreshold) | (v != v);
+        uint64_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        bits &= -static_cast<uint64_t>(kept);
+        std::memcpy(&lanes[r], &bits, sizeof bits);
+      }
     } else if (rows.row_stride == 1) {
       const double* column = rows.columns[f] + (rows.first_row + r0);
       for (int r = 0; r < n; ++r) lanes[r] = AsLightGbmReadsIt(column[r]);

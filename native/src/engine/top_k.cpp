@@ -255,8 +255,12 @@ void TopKSelector::RunStage(const FeatureBatch& rows, size_t step, std::vector<C
     picked_[static_cast<size_t>(i)] = c.slot;
     running_[static_cast<size_t>(i)] = sums_[static_cast<size_t>(c.row) * num_members + at.member];
   }
+  // Every row of the batch in order (the first round): read straight down the columns.
+  bool every_row = n == rows.num_rows;
+  for (int32_t i = 0; every_row && i < n; ++i) every_row = picked_[static_cast<size_t>(i)] == i;
   const Member& member = members_[at.member];
-  member.stages[at.stage].AddRaw(MemberRows(rows, at.member), picked_.data(), n, Iterations{}, running_.data());
+  member.stages[at.stage].AddRaw(MemberRows(rows, at.member), every_row ? nullptr : picked_.data(), n, Iterations{},
+                                 running_.data());
   for (int32_t i = 0; i < n; ++i) {
     Candidate& c = (*candidates)[static_cast<size_t>(i)];
     double* sums = sums_.data() + static_cast<size_t>(c.row) * num_members;
@@ -295,6 +299,33 @@ void TopKSelector::Finish(const FeatureBatch& rows, std::vector<Candidate>* cand
   }
 }
 
+std::vector<double> TopKSelector::LeaderThresholds(const std::vector<Candidate>& candidates) {
+  const size_t groups = best_.size();
+  // The candidates' bounds, grouped (a counting sort by group).
+  std::vector<size_t> start(groups + 1, 0);
+  for (const Candidate& c : candidates) ++start[static_cast<size_t>(c.group) + 1];
+  for (size_t g = 0; g < groups; ++g) start[g + 1] += start[g];
+  std::vector<size_t> filled(start.begin(), start.end() - 1);
+  bounds_.resize(candidates.size());
+  for (const Candidate& c : candidates) {
+    bounds_[filled[static_cast<size_t>(c.group)]++] = std::isnan(c.best) ? kInfinity : c.best;  // NaN sorts nowhere
+  }
+  std::vector<double> threshold(groups, -kInfinity);
+  lead_ties_.assign(groups, candidates.size());
+  for (size_t g = 0; g < groups; ++g) {
+    const size_t held = std::min(best_[g].size(), static_cast<size_t>(query_.k));
+    const size_t wanted = static_cast<size_t>(query_.k) - held + kExtraLeaders;
+    const auto first = bounds_.begin() + static_cast<std::ptrdiff_t>(start[g]);
+    const auto last = bounds_.begin() + static_cast<std::ptrdiff_t>(start[g + 1]);
+    if (static_cast<size_t>(last - first) <= wanted) continue;  // every candidate of the group leads
+    const auto wanted_th = first + static_cast<std::ptrdiff_t>(wanted) - 1;
+    std::nth_element(first, wanted_th, last, std::greater<double>());
+    threshold[g] = *wanted_th;
+    lead_ties_[g] = wanted - static_cast<size_t>(std::count_if(first, wanted_th, [&](double b) { return b > *wanted_th; }));
+  }
+  return threshold;
+}
+
 int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, double floor, int32_t* kept,
                              double* scores) {
   const int32_t n = rows.num_rows;
@@ -321,23 +352,18 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
   }
   // The first round (every member's first stage) over every row.
   for (size_t step = 0; step < first_round_; ++step) RunStage(rows, step, &candidates);
+  candidates.erase(std::remove_if(candidates.begin(), candidates.end(), [&](const Candidate& c) { return c.best < Bar(c.group); }),
+                   candidates.end());
   // Each group's most promising rows are scored to the end first: they fill its k and raise its
-  // bar before the other rows are judged against it.
-  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return a.group != b.group ? a.group < b.group : a.best > b.best;
-  });
+  // bar before the other rows are judged against it. Both sets stay in row order.
   std::vector<Candidate> leaders, others;
-  for (size_t i = 0; i < candidates.size();) {
-    size_t end = i;
-    while (end < candidates.size() && candidates[end].group == candidates[i].group) ++end;
-    const std::vector<double>& best = best_[static_cast<size_t>(candidates[i].group)];
-    const size_t wanted = static_cast<size_t>(query_.k) - std::min(best.size(), static_cast<size_t>(query_.k)) + kExtraLeaders;
-    const size_t split = std::min(end, i + wanted);
-    leaders.insert(leaders.end(), candidates.begin() + static_cast<std::ptrdiff_t>(i),
-                   candidates.begin() + static_cast<std::ptrdiff_t>(split));
-    others.insert(others.end(), candidates.begin() + static_cast<std::ptrdiff_t>(split),
-                  candidates.begin() + static_cast<std::ptrdiff_t>(end));
-    i = end;
+  const std::vector<double> lead = LeaderThresholds(candidates);
+  std::vector<size_t> ties_left(lead_ties_);
+  for (const Candidate& c : candidates) {
+    const size_t g = static_cast<size_t>(c.group);
+    const bool leads = c.best > lead[g] || (c.best == lead[g] && ties_left[g] > 0);
+    if (leads && c.best == lead[g]) --ties_left[g];
+    (leads ? leaders : others).push_back(c);
   }
   Finish(rows, &leaders, first_round_, kept, scores);
   // The other survivors of the first stage are copied out row after row, and run their stages
@@ -345,7 +371,6 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
   // of the batch each time, every value would cost a cache line.
   others.erase(std::remove_if(others.begin(), others.end(), [&](const Candidate& c) { return c.best < Bar(c.group); }),
                others.end());
-  std::sort(others.begin(), others.end(), [](const Candidate& a, const Candidate& b) { return a.row < b.row; });
   const FeatureBatch& survivors = Compact(rows, &others);
   std::vector<Candidate> chunk;
   for (size_t first = 0; first < others.size(); first += kChunkRows) {
