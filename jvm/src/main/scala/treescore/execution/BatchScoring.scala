@@ -94,7 +94,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
   /**
    * Under a top-K query: the selected call's scan drops each batch's rows that cannot reach the
    * top and scores the rest; the other calls score only the rows kept, and only those leave.
-   * With one group, the partitions done in this JVM lend the scan their best keys as a floor.
+   * With one group, the query's partitions in this JVM lend each other their best keys so far as a floor.
    */
   private def selectPartition(batches: Iterator[InputBatch], selection: TopKSelection): Iterator[InternalRow] = {
     val others = scores.indices.filter(_ != selection.score)
@@ -111,10 +111,10 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
     val joined = new JoinedRow
     val toOutput = UnsafeProjection.create(passThrough ++ resultAttrs, inputSchema ++ resultAttrs)
     val numOutputRows = metrics("numOutputRows")
-    var seen, done = false
-    val selectedRows = batches.flatMap { batch =>
-      seen = true
+    batches.flatMap { batch =>
       val selected = selector.select(batch, floor())
+      // The batch's kept rows are the partition's best so far: other partitions may drop below them.
+      board.foreach(_.publish(partitionIndex, selector.bestKeys))
       val kept = new ArrayBuffer[InternalRow](selected.length)
       val rows = batch.rows
       var i = 0
@@ -131,14 +131,6 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
         if (others.nonEmpty) rest.results(j, results)
         toOutput(joined(row, results))
       }
-    }
-    // Once every row is kept or dropped, the partition's best keys are final: publish them.
-    new Iterator[InternalRow] {
-      override def hasNext: Boolean = selectedRows.hasNext || {
-        if (seen && !done) { done = true; board.foreach(b => b.publish(partitionIndex, selector.bestKeys)) }
-        false
-      }
-      override def next(): InternalRow = selectedRows.next()
     }
   }
 
