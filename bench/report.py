@@ -251,9 +251,15 @@ def topk_table(results: List[Result], diagnostics: Dict) -> List[str]:
     full = measured.get("full")
     lines = ["| method | rows | seconds (median) | rows/s | vs full score + sort | CPU us/row | peak RSS MiB |",
              "|---|---:|---:|---:|---:|---:|---:|"]
-    for r in (measured[k] for k in ("full", "selected", "approximate") if k in measured):
+    # The ensemble's rows are compared with the ensemble's own full score + sort.
+    bases = {"full": full, "selected": full, "approximate": full, "ensemble_full": measured.get("ensemble_full"),
+             "ensemble_selected": measured.get("ensemble_full")}
+    for method, base in bases.items():
+        r = measured.get(method)
+        if r is None:
+            continue
         seconds = f"{r.median_seconds:.2f}" if r.ok else "—"
-        lines.append(f"| {r.note} | {r.rows:,} | {seconds} | {_rate(r)} | {_ratio(r, full)} | {_cpu(r)} | "
+        lines.append(f"| {r.note} | {r.rows:,} | {seconds} | {_rate(r)} | {_ratio(r, base)} | {_cpu(r)} | "
                      f"{_mib(r.peak_bytes)} |")
     info = diagnostics.get("topk")
     if not info:
@@ -274,6 +280,14 @@ def topk_table(results: List[Result], diagnostics: Dict) -> List[str]:
               f"{approx['rows_filtered']:,} of {approx['rows_scanned']:,} ({approx['candidates']:,}) |",
               f"| approximate: share of the exact top {info['k']:,} it found | {approx['recall']:.1%} |",
               f"| approximate: its scores are the expensive model's, bit for bit | {yes(approx['scores_exact'])} |"]
+    whole = info.get("ensemble")
+    if whole:
+        whole_share = f"{whole['trees_evaluated_share']:.1%}" if whole["trees_evaluated_share"] is not None else "not read"
+        lines += [f"| ensemble: exact selection gives the same rows and score bits as its full score + sort | "
+                  f"{yes(whole['selected_equals_full'])} |",
+                  f"| ensemble: both are the top {info['k']:,} of its members' Booster.predict, combined in member order | "
+                  f"{yes(whole['selected_is_top'] and whole['full_is_top'])} |",
+                  f"| ensemble: trees evaluated, of a full score's | {whole_share} |"]
     return lines
 
 

@@ -5,11 +5,15 @@ a 300-tree regressor, over cached rows of the benchmark's table, in the same run
 - "selected": the same query with treescore's exact top-K selection (the default);
 - "approximate": treescore.top_k with a cheap model (20 trees x 15 leaves on the member's 10
   features of the highest gain, trained on the member's own predictions of other rows) whose
-  oversample x k best rows are the candidates the member ranks.
+  oversample x k best rows are the candidates the member ranks;
+- "ensemble_full" and "ensemble_selected": the same query by the benchmark's whole ensemble (a
+  treescore.Ensemble of its three members with their weights, combined by sum), scored in full
+  then sorted, and with exact selection.
 
 Then the rows: "selected" must give the same rows and score bits as "full", and both must be
 the top k of lightgbm's Booster.predict over every row (ties with the k-th allowed either way);
-for "approximate", the share of the exact top k it found and the rows it filtered.
+the same for the ensemble against its members' Booster.predict combined in member order; for
+"approximate", the share of the exact top k it found and the rows it filtered.
 """
 import numpy as np
 
@@ -21,7 +25,9 @@ OVERSAMPLE = 10
 CHEAP_TREES, CHEAP_LEAVES, CHEAP_FEATURES, CHEAP_TRAIN_ROWS = 20, 15, 10, 50_000
 METHODS = {"full": "every row scored, then sorted (topK.enabled=false)",
            "selected": "exact top-K selection (the default)",
-           "approximate": f"top_k with a cheap model, oversample {OVERSAMPLE}"}
+           "approximate": f"top_k with a cheap model, oversample {OVERSAMPLE}",
+           "ensemble_full": "the ensemble (3 members, weighted sum): every row scored, then sorted",
+           "ensemble_selected": "the ensemble: exact top-K selection"}
 
 
 def top_k(bench) -> None:
@@ -63,10 +69,25 @@ def top_k(bench) -> None:
 
     bench.spark_result(WORKLOAD, "approximate", rows, lambda: run_approximate(frame, True),
                        warm_up=lambda: run_approximate(warm, False), note=METHODS["approximate"], param=k)
+    ensemble = bench.ctx.ensemble
+    whole = treescore.Ensemble([treescore.Model.from_string(t) for t in ensemble.texts], weights=list(ensemble.weights),
+                               combine="sum")
+
+    def by_ensemble(source):
+        return source.select("id", treescore.score(whole).alias("s")).orderBy(F.desc("s")).limit(k)
+
+    for key, conf in (("ensemble_full", {"spark.treescore.topK.enabled": "false"}), ("ensemble_selected", {})):
+        bench.spark_result(WORKLOAD, key, rows, lambda: run(key, by_ensemble, frame, True),
+                           warm_up=lambda: run(key, by_ensemble, warm, False), conf=conf, note=METHODS[key], param=k)
     metrics, _ = session.batch_score_metrics(query(frame))
+    ensemble_metrics, _ = session.batch_score_metrics(by_ensemble(frame))
     frame.unpersist()
-    expected = booster.predict(bench.matrix(rows), num_threads=CORES)
+    x = bench.matrix(rows)
+    expected = booster.predict(x, num_threads=CORES)
+    members = [b.predict(x, num_threads=CORES) for b in ensemble.boosters]
     bench.diagnostics[WORKLOAD] = _checked(collected, approximate, expected, k, metrics, cheap_features)
+    bench.diagnostics[WORKLOAD]["ensemble"] = _checked_ensemble(collected, _weighted_sum(members, ensemble.weights), k,
+                                                                ensemble_metrics)
 
 
 def _cheap_model(booster, sizes):
@@ -82,6 +103,22 @@ def _cheap_model(booster, sizes):
               "num_threads": CORES, "seed": 1}
     dataset = lgb.Dataset(x[:, columns], booster.predict(x, num_threads=CORES), feature_name=features)
     return lgb.train(params, dataset, CHEAP_TREES), features
+
+
+def _weighted_sum(outputs, weights) -> np.ndarray:
+    """The ensemble's documented order of operations for a sum: 0.0 + w1 * p1 + w2 * p2 + ..., in member order."""
+    total = np.zeros(len(outputs[0]))
+    for w, p in zip(weights, outputs):
+        total = total + w * p
+    return total
+
+
+def _checked_ensemble(collected, expected: np.ndarray, k: int, metrics) -> dict:
+    full, selected = _top(collected.get("ensemble_full", [])), _top(collected.get("ensemble_selected", []))
+    return {"selected_is_top": _is_top(selected, expected, k), "full_is_top": _is_top(full, expected, k),
+            "selected_equals_full": bool(selected) and _bits(selected) == _bits(full),
+            "trees_evaluated_share": (metrics["topKTreesEvaluated"] / metrics["topKTreesInFull"]
+                                      if metrics and metrics.get("topKTreesInFull") else None)}
 
 
 def _top(got) -> dict:
