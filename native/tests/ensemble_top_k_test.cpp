@@ -21,6 +21,7 @@
 #include "../src/program.h"
 #include "../src/program_top_k.h"
 #include "lightgbm_training.h"
+#include "top_k_checks.h"
 
 namespace treescore {
 namespace {
@@ -168,18 +169,7 @@ TEST(EnsembleTopK, ScoresEveryRowWhereAWeightedOutputCouldBeInfinite) {
   const RowMajor matrix(inputs.data(), n, kInputs);
   std::vector<double> full(static_cast<size_t>(n));
   program.Evaluate(matrix.batch(), n, nullptr, 1, GridPoints{}, 0, 1, full.data());
-  std::vector<int32_t> kept(static_cast<size_t>(n));
-  std::vector<double> scores(static_cast<size_t>(n));
-  // Two batches: the second starts with a full heap, which must not drop rows it cannot bound.
-  for (int b = 0; b < 2; ++b) {
-    const size_t at = static_cast<size_t>(b) * (n / 2);
-    EXPECT_EQ(n / 2, selector.Select(matrix.batch().Rows(static_cast<int64_t>(at), n / 2), nullptr, -INFINITY,
-                                     kept.data() + at, scores.data() + at));
-  }
-  for (int r = 0; r < n; ++r) {
-    ASSERT_EQ(1, kept[static_cast<size_t>(r)]);
-    ASSERT_EQ(0, std::memcmp(&scores[r], &full[r], sizeof(double))) << "row " << r;
-  }
+  test_checks::ExpectEveryRowKeptWithItsScore(&selector, matrix.batch(), full);
 }
 
 TEST(EnsembleTopK, RefusesWhatItCannotBound) {

@@ -18,6 +18,7 @@
 #include "../src/engine/exact_scorer.h"
 #include "../src/engine/top_k.h"
 #include "lightgbm_training.h"
+#include "top_k_checks.h"
 
 namespace treescore {
 namespace engine {
@@ -188,17 +189,7 @@ TEST(TopKSelection, ScoresAndKeepsEveryRowOfAModelWithANanLeaf) {
   const RowMajor matrix(rows.data(), n, kCols);
   std::vector<double> full(static_cast<size_t>(n));
   model.Predict(matrix.batch(), Iterations{}, full.data());
-  std::vector<int32_t> kept(static_cast<size_t>(n));
-  std::vector<double> scores(static_cast<size_t>(n));
-  for (int b = 0; b < 2; ++b) {
-    const size_t at = static_cast<size_t>(b) * (n / 2);
-    EXPECT_EQ(n / 2, selector.Select(matrix.batch().Rows(static_cast<int64_t>(at), n / 2), nullptr, -INFINITY,
-                                     kept.data() + at, scores.data() + at));
-  }
-  for (int r = 0; r < n; ++r) {
-    ASSERT_EQ(1, kept[static_cast<size_t>(r)]);
-    ASSERT_EQ(0, std::memcmp(&scores[r], &full[r], sizeof(double))) << "row " << r << ": " << scores[r] << " != " << full[r];
-  }
+  test_checks::ExpectEveryRowKeptWithItsScore(&selector, matrix.batch(), full);
 }
 
 TEST(TopKSelection, RefusesKBelowOne) {
