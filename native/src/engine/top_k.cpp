@@ -32,16 +32,75 @@ int DefaultTreesPerStage(int num_trees) { return std::max(10, (num_trees + 4) / 
 
 }  // namespace
 
-TopKSelector::TopKSelector(TopKMember model, TopKQuery query, int trees_per_stage) : query_(query) {
-  members_.push_back(Member{std::move(model), {}, {}, {}, {}, {}, {}, {}, {}});
-  Plan(trees_per_stage);
-  for (const Member& member : members_) {
-    for (const ExactScorer& stage : member.stages) {
-      for (const Tree& tree : stage.forest().trees) {
-        for (double v : tree.leaf_value) boundable_ = boundable_ && !std::isnan(v);
-      }
+TopKSelector::Member::Member(TopKMember member, int trees_per_stage) : spec(std::move(member)) {
+  if (spec.model == nullptr) throw std::invalid_argument("a top-K member has no model");
+  const Forest& forest = spec.model->forest();
+  if (forest.num_classes != 1) {
+    throw std::invalid_argument("top-K selection needs models with one output per row, not " +
+                                std::to_string(forest.num_classes));
+  }
+  if (!spec.columns.empty() && static_cast<int>(spec.columns.size()) != forest.num_features) {
+    throw std::invalid_argument("a top-K member reads " + std::to_string(spec.columns.size()) + " columns for " +
+                                std::to_string(forest.num_features) + " features");
+  }
+  for (int32_t c : spec.columns) {
+    if (c < 0) throw std::invalid_argument("negative top-K column " + std::to_string(c));
+  }
+  view_columns.resize(spec.columns.size());
+  int first = 0, count = 0;
+  spec.model->Range(spec.iterations, &first, &count);
+  const int num_trees = count * forest.trees_per_iteration;
+  const int per_stage = trees_per_stage > 0 ? trees_per_stage : DefaultTreesPerStage(num_trees);
+  const auto query_trees = forest.trees.begin() + first * forest.trees_per_iteration;  // the query's first tree
+  // Each stage is a forest of its own over a run of the trees, so that a stage evaluates only
+  // its trees (QuickScorer otherwise evaluates every tree of a block at once). There is always
+  // one stage, empty for an empty range.
+  int begin = 0;
+  do {
+    const int end = std::min(num_trees, begin + per_stage);
+    Forest part;
+    part.num_features = forest.num_features;
+    part.trees.assign(query_trees + begin, query_trees + end);
+    stages.emplace_back(std::move(part), Layout::kAuto);
+    stage_trees.push_back(end - begin);
+    begin = end;
+  } while (begin < num_trees);
+  // Boundary s comes after stages [0, s); the last boundary has no trees left.
+  const size_t boundaries = stages.size() + 1;
+  rest_max.assign(boundaries, 0.0);
+  rest_min.assign(boundaries, 0.0);
+  rest_magnitude.assign(boundaries, 0.0);
+  rest_trees.assign(boundaries, 0);
+  auto tree = query_trees + num_trees;
+  for (size_t s = stages.size(); s-- > 0;) {
+    double high = rest_max[s + 1], low = rest_min[s + 1], magnitude = rest_magnitude[s + 1];
+    for (int i = 0; i < stage_trees[s]; ++i) {
+      const std::vector<double>& leaves = (--tree)->leaf_value;
+      const auto [least, most] = std::minmax_element(leaves.begin(), leaves.end());
+      high += *most;
+      low += *least;
+      magnitude += std::max(std::fabs(*most), std::fabs(*least));
+    }
+    rest_max[s] = high;
+    rest_min[s] = low;
+    rest_magnitude[s] = magnitude;
+    rest_trees[s] = rest_trees[s + 1] + stage_trees[s];
+  }
+}
+
+bool TopKSelector::Member::EveryLeaf(bool (*holds)(double)) const {
+  for (const ExactScorer& stage : stages) {
+    for (const Tree& tree : stage.forest().trees) {
+      if (!std::all_of(tree.leaf_value.begin(), tree.leaf_value.end(), holds)) return false;
     }
   }
+  return true;
+}
+
+TopKSelector::TopKSelector(TopKMember model, TopKQuery query, int trees_per_stage) : query_(query) {
+  members_.emplace_back(std::move(model), trees_per_stage);
+  Schedule();
+  boundable_ = members_.front().EveryLeaf([](double v) { return !std::isnan(v); });
 }
 
 TopKSelector::TopKSelector(std::vector<TopKMember> members, TopKEnsemble ensemble, TopKQuery query,
@@ -55,105 +114,44 @@ TopKSelector::TopKSelector(std::vector<TopKMember> members, TopKEnsemble ensembl
                                   std::to_string(member.weight));
     }
     weights.push_back(member.weight);
-    members_.push_back(Member{std::move(member), {}, {}, {}, {}, {}, {}, {}, {}});
+    members_.emplace_back(std::move(member), trees_per_stage);
   }
   weight_sum_ = WeightSum(weights);
   weighted_.resize(members_.size());
-  Plan(trees_per_stage);
+  Schedule();
   // Bounds combine only while no weighted output can be infinite: a sum of +inf and -inf, or
   // 0 * inf, is NaN, which no bound orders. With finite leaves, each member's output lies
   // within its bounds over all its trees, so finite weighted bounds there rule infinities out.
   for (size_t m = 0; m < members_.size(); ++m) {
-    for (const ExactScorer& stage : members_[m].stages) {
-      for (const Tree& tree : stage.forest().trees) {
-        for (double v : tree.leaf_value) boundable_ = boundable_ && std::isfinite(v);
-      }
-    }
     const double weight = members_[m].spec.weight;
-    for (const bool upper : {true, false}) boundable_ = boundable_ && std::isfinite(weight * MemberBound(m, 0.0, 0, upper));
+    boundable_ = boundable_ && members_[m].EveryLeaf([](double v) { return std::isfinite(v); }) &&
+                 std::isfinite(weight * MemberBound(m, 0.0, 0, true)) && std::isfinite(weight * MemberBound(m, 0.0, 0, false));
   }
   if (ensemble_.combine == treescore::Combine::kMean) boundable_ = boundable_ && weight_sum_ > 0;
 }
 
-void TopKSelector::Plan(int trees_per_stage) {
+void TopKSelector::Schedule() {
   if (query_.k < 1) throw std::invalid_argument("top-K needs k of 1 or more, got " + std::to_string(query_.k));
-  std::vector<bool> read_column;
+  std::vector<bool> read;  // by batch column
   size_t most_stages = 0;
-  for (Member& member : members_) {
-    if (member.spec.model == nullptr) throw std::invalid_argument("a top-K member has no model");
-    const ExactScorer& model = *member.spec.model;
-    const Forest& forest = model.forest();
-    if (forest.num_classes != 1) {
-      throw std::invalid_argument("top-K selection needs models with one output per row, not " +
-                                  std::to_string(forest.num_classes));
-    }
-    const std::vector<int32_t>& columns = member.spec.columns;
-    if (!columns.empty() && static_cast<int>(columns.size()) != forest.num_features) {
-      throw std::invalid_argument("a top-K member reads " + std::to_string(columns.size()) + " columns for " +
-                                  std::to_string(forest.num_features) + " features");
-    }
-    for (int32_t c : columns) {
-      if (c < 0) throw std::invalid_argument("negative top-K column " + std::to_string(c));
-    }
-    member.view_columns.resize(columns.size());
-    const auto column_of = [&](int feature) { return columns.empty() ? feature : columns[static_cast<size_t>(feature)]; };
-    needed_columns_ = std::max(needed_columns_, columns.empty() ? forest.num_features
-                                                                : *std::max_element(columns.begin(), columns.end()) + 1);
-
-    int first = 0, count = 0;
-    model.Range(member.spec.iterations, &first, &count);
-    const int num_trees = count * forest.trees_per_iteration;
-    const int per_stage = trees_per_stage > 0 ? trees_per_stage : DefaultTreesPerStage(num_trees);
-    const auto query_trees = forest.trees.begin() + first * forest.trees_per_iteration;  // the query's first tree
-    std::vector<bool> read(static_cast<size_t>(forest.num_features));
-    for (auto tree = query_trees; tree != query_trees + num_trees; ++tree) {
-      for (int n = 0; n + 1 < tree->num_leaves; ++n) read[static_cast<size_t>(tree->split_feature[static_cast<size_t>(n)])] = true;
-    }
-    for (int f = 0; f < forest.num_features; ++f) {
-      if (!read[static_cast<size_t>(f)]) continue;
-      member.read_columns.push_back(column_of(f));
-      const auto c = static_cast<size_t>(column_of(f));
-      if (c >= read_column.size()) read_column.resize(c + 1);
-      read_column[c] = true;
-    }
-    // Each stage is a forest of its own over a run of the trees, so that a stage evaluates only
-    // its trees (QuickScorer otherwise evaluates every tree of a block at once). There is
-    // always one stage, empty for an empty range.
-    int begin = 0;
-    do {
-      const int end = std::min(num_trees, begin + per_stage);
-      Forest part;
-      part.num_features = forest.num_features;
-      part.trees.assign(query_trees + begin, query_trees + end);
-      member.stages.emplace_back(std::move(part), Layout::kAuto);
-      member.stage_trees.push_back(end - begin);
-      begin = end;
-    } while (begin < num_trees);
-    // Boundary s comes after stages [0, s); the last boundary has no trees left.
-    const size_t boundaries = member.stages.size() + 1;
-    member.rest_max.assign(boundaries, 0.0);
-    member.rest_min.assign(boundaries, 0.0);
-    member.rest_magnitude.assign(boundaries, 0.0);
-    member.rest_trees.assign(boundaries, 0);
-    auto tree = query_trees + num_trees;
-    for (size_t s = member.stages.size(); s-- > 0;) {
-      double high = member.rest_max[s + 1], low = member.rest_min[s + 1], magnitude = member.rest_magnitude[s + 1];
-      for (int i = 0; i < member.stage_trees[s]; ++i) {
-        const std::vector<double>& leaves = (--tree)->leaf_value;
-        const auto [least, most] = std::minmax_element(leaves.begin(), leaves.end());
-        high += *most;
-        low += *least;
-        magnitude += std::max(std::fabs(*most), std::fabs(*least));
+  for (const Member& member : members_) {
+    const TopKMember& spec = member.spec;
+    const int num_features = spec.model->forest().num_features;
+    const auto column_of = [&](int f) { return spec.columns.empty() ? f : spec.columns[static_cast<size_t>(f)]; };
+    for (const ExactScorer& stage : member.stages) {
+      for (const Tree& tree : stage.forest().trees) {
+        for (int n = 0; n + 1 < tree.num_leaves; ++n) {
+          const auto c = static_cast<size_t>(column_of(tree.split_feature[static_cast<size_t>(n)]));
+          if (c >= read.size()) read.resize(c + 1);
+          read[c] = true;
+        }
       }
-      member.rest_max[s] = high;
-      member.rest_min[s] = low;
-      member.rest_magnitude[s] = magnitude;
-      member.rest_trees[s] = member.rest_trees[s + 1] + member.stage_trees[s];
     }
+    for (int f = 0; f < num_features; ++f) needed_columns_ = std::max(needed_columns_, column_of(f) + 1);
     most_stages = std::max(most_stages, member.stages.size());
   }
-  for (size_t c = 0; c < read_column.size(); ++c) {
-    if (read_column[c]) read_columns_.push_back(static_cast<int32_t>(c));
+  for (size_t c = 0; c < read.size(); ++c) {
+    if (read[c]) read_columns_.push_back(static_cast<int32_t>(c));
   }
   // Round-robin, so that every member has been scored a little before any row is judged.
   done_after_.push_back(std::vector<size_t>(members_.size(), 0));
@@ -200,7 +198,9 @@ double TopKSelector::BestKey(const double* sums, size_t step) {
   // a quotient by a positive sum, min, max, a sort) is nondecreasing in its operands, so the
   // combination of the members' bounds bounds the combination of their outputs; the
   // transforms from libm are within an ulp of nondecreasing functions, hence the ulps.
-  for (size_t m = 0; m < members_.size(); ++m) weighted_[m] = members_[m].spec.weight * MemberBound(m, sums[m], done[m], query_.descending);
+  for (size_t m = 0; m < members_.size(); ++m) {
+    weighted_[m] = members_[m].spec.weight * MemberBound(m, sums[m], done[m], query_.descending);
+  }
   double bound = CombineRow(ensemble_.combine, weighted_, weight_sum_, &median_scratch_);
   const double direction = query_.descending ? kInfinity : -kInfinity;
   for (const treescore::Transform& transform : ensemble_.transforms) {

@@ -99,6 +99,12 @@ class TopKSelector {
   };
   // One member's trees cut into stages, with what bounds its output after each.
   struct Member {
+    // Cuts the member's trees into stages of trees_per_stage (<= 0: a fifth of them, at least
+    // 10); throws std::invalid_argument for a model with more than one output or bad columns.
+    Member(TopKMember member, int trees_per_stage);
+    // Whether `holds` is true of every leaf value of its trees.
+    bool EveryLeaf(bool (*holds)(double)) const;
+
     TopKMember spec;
     std::vector<ExactScorer> stages;  // consecutive runs of the member's trees
     std::vector<int> stage_trees;     // trees per stage
@@ -106,8 +112,7 @@ class TopKSelector {
     // smallest leaves, of their largest magnitudes (for the rounding bound), and their count.
     std::vector<double> rest_max, rest_min, rest_magnitude;
     std::vector<int> rest_trees;
-    std::vector<int32_t> read_columns;         // the batch columns its trees read
-    std::vector<const double*> view_columns;   // scratch for MemberRows
+    std::vector<const double*> view_columns;  // scratch for MemberRows
   };
   // A stage of the schedule: stage `stage` of member `member`.
   struct Step {
@@ -115,7 +120,9 @@ class TopKSelector {
     size_t stage;
   };
 
-  void Plan(int trees_per_stage);
+  // The steps (every member's first stage, then every second, ...), the columns the members'
+  // trees read, and the columns a batch needs; checks k.
+  void Schedule();
   // The key rows are ranked by, larger is better: the score, or its negation when ascending.
   double Key(double score) const { return query_.descending ? score : -score; }
   // Member m's output from its raw sum (averaged for random forests, transformed for predictions).
