@@ -2,6 +2,7 @@
 selection, exactly the rows and score bits of a full score followed by a sort (and of
 lightgbm's own predict); the plan says so, the operator drops rows unscored, and the
 treescore.top_k helper, exact and approximate, builds those queries."""
+import math
 import re
 
 import numpy as np
@@ -352,6 +353,17 @@ def test_top_k_helper_overall_and_per_group(spark, tmp_path, regression_booster)
         want |= top_with_ties(expected, 2, descending=False, among=np.flatnonzero(markets == market))
     assert set(r["id"] for r in worst) == want
     assert_same_bits([r["p"] for r in sorted(worst, key=lambda r: r["id"])], expected[sorted(want)])
+    blend = treescore.Ensemble([model, treescore.Member(model, raw=True)], weights=[0.25, 0.75], transform="expm1")
+    by_blend = treescore.top_k(df, blend, 4, by="market")
+    assert selects(by_blend, 4, per_group=True)
+    blended = np.array([math.expm1(0.0 + 0.25 * p + 0.75 * r)
+                        for p, r in zip(expected, regression_booster.predict(x, raw_score=True))])
+    got = {r["id"]: r["score"] for r in by_blend.collect()}
+    want = set()
+    for market in ("DE", "FR", "IT"):
+        want |= top_with_ties(blended, 4, among=np.flatnonzero(markets == market))
+    assert set(got) == want
+    assert_same_bits([got[i] for i in sorted(got)], blended[sorted(got)])
     with pytest.raises(ValueError, match="k, a whole number of 1 or more"):
         treescore.top_k(df, model, 0)
     with pytest.raises(ValueError, match="column 'nope'"):
