@@ -376,12 +376,13 @@ def test_approximate_top_k_ranks_the_cheap_models_candidates_and_reports_what_it
 
     df, x = feature_frame(spark, tmp_path, 30_000, seed=32)
     expected = regression_booster.predict(x)
-    # A cheap imitation: 10 small trees on the five features that matter, trained on the
-    # expensive model's output.
+    # A cheap imitation: 30 small trees on the five features that matter, trained on the
+    # expensive model's output (with 10, hundreds of rows tie at its 500th best score, and
+    # which of them are candidates is the sort's choice).
     train = features(5_000, seed=33)
     cheap_booster = lgb.train({"objective": "regression", "num_leaves": 15, "verbose": -1, "num_threads": 1},
                               lgb.Dataset(train[:, :5], regression_booster.predict(train), feature_name=FEATURE_NAMES[:5]),
-                              10)
+                              30)
     cheap = treescore.Model.from_booster(cheap_booster)
     result = treescore.top_k(df, treescore.Model.from_booster(regression_booster), 20, cheap=cheap, oversample=25)
     assert isinstance(result, treescore.ApproximateTopK)
@@ -399,8 +400,11 @@ def test_approximate_top_k_ranks_the_cheap_models_candidates_and_reports_what_it
     assert_same_bits([got[i] for i in sorted(got)], expected[sorted(got)])
     assert result.candidates() == 500
     assert result.rows_scanned() == 30_000 and result.rows_filtered() == 29_500
-    # It misses only what the cheap model misranks: most of the exact top 20 are found.
-    assert len(set(got) & top_with_ties(expected, 20)) >= 10
+    # It misses only what the cheap model misranks: every row of the exact top 20 that the cheap
+    # model ranks above its 500th is found, and those are most of them.
+    exact_top = top_with_ties(expected, 20)
+    assert exact_top & set(surely.tolist()) <= set(got)
+    assert len(exact_top & set(surely.tolist())) >= 10
     # Per group: each market's candidates reach its own cut.
     (tmp_path / "markets").mkdir()
     df_m, x_m, markets = market_frame(spark, tmp_path / "markets", 9_000, seed=34)
