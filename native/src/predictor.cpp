@@ -6,6 +6,15 @@
 
 namespace treescore {
 
+FeatureBatch FeatureBatch::Columns(const std::vector<int32_t>& picked, std::vector<const double*>* pointers) const {
+  pointers->resize(picked.size());
+  for (size_t j = 0; j < picked.size(); ++j) (*pointers)[j] = columns[picked[j]];
+  FeatureBatch view = *this;
+  view.columns = pointers->data();
+  view.num_cols = static_cast<int32_t>(picked.size());
+  return view;
+}
+
 const double* FeatureBatch::RowMajorData() const {
   if (num_cols == 0 || row_stride != num_cols) return nullptr;
   for (int32_t f = 1; f < num_cols; ++f) {

@@ -46,6 +46,9 @@ struct FeatureBatch {
     part.num_rows = count;
     return part;
   }
+  // The batch's columns columns[0], columns[1], ... in that order (a model's view of a
+  // program's inputs), through `pointers`, which the caller keeps for as long as the view.
+  FeatureBatch Columns(const std::vector<int32_t>& columns, std::vector<const double*>* pointers) const;
   // Where the batch is one dense matrix, its first value: row-major (row after row) or
   // column-major (column after column, num_rows apart); nullptr otherwise.
   const double* RowMajorData() const;

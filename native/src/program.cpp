@@ -127,18 +127,13 @@ namespace {
 class ModelView {
  public:
   ModelView(const ModelNode& node, const FeatureBatch& input, const GridPoints& grid)
-      : columns_(node.columns.size()) {
-    const auto num_cols = static_cast<int32_t>(node.columns.size());
-    for (int32_t j = 0; j < num_cols; ++j) {
-      columns_[j] = input.columns[node.columns[j]];
+      : batch_(input.Columns(node.columns, &columns_)) {
+    for (int32_t j = 0; j < batch_.num_cols; ++j) {
       const auto found = std::find(grid.varying.begin(), grid.varying.end(), node.columns[j]);
       if (found == grid.varying.end()) continue;
       varying_.push_back(j);
       value_index_.push_back(static_cast<size_t>(found - grid.varying.begin()));
     }
-    batch_ = input;
-    batch_.columns = columns_.data();
-    batch_.num_cols = num_cols;
   }
   ModelView(const ModelView&) = delete;
   ModelView& operator=(const ModelView&) = delete;

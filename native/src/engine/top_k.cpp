@@ -46,7 +46,6 @@ TopKSelector::Member::Member(TopKMember member, int trees_per_stage) : spec(std:
   for (int32_t c : spec.columns) {
     if (c < 0) throw std::invalid_argument("negative top-K column " + std::to_string(c));
   }
-  view_columns.resize(spec.columns.size());
   int first = 0, count = 0;
   spec.model->Range(spec.iterations, &first, &count);
   const int num_trees = count * forest.trees_per_iteration;
@@ -235,12 +234,7 @@ bool TopKSelector::Offer(int32_t group, double key) {
 
 FeatureBatch TopKSelector::MemberRows(const FeatureBatch& rows, size_t m) {
   Member& member = members_[m];
-  if (member.spec.columns.empty()) return rows;
-  for (size_t j = 0; j < member.view_columns.size(); ++j) member.view_columns[j] = rows.columns[member.spec.columns[j]];
-  FeatureBatch view = rows;
-  view.columns = member.view_columns.data();
-  view.num_cols = static_cast<int32_t>(member.view_columns.size());
-  return view;
+  return member.spec.columns.empty() ? rows : rows.Columns(member.spec.columns, &member.view_columns);
 }
 
 void TopKSelector::RunStage(const FeatureBatch& rows, size_t step, std::vector<Candidate>* candidates) {
@@ -299,7 +293,8 @@ void TopKSelector::Finish(const FeatureBatch& rows, std::vector<Candidate>* cand
   }
 }
 
-std::vector<double> TopKSelector::LeaderThresholds(const std::vector<Candidate>& candidates) {
+void TopKSelector::SplitLeaders(const std::vector<Candidate>& candidates, std::vector<Candidate>* leaders,
+                                std::vector<Candidate>* others) {
   const size_t groups = best_.size();
   // The candidates' bounds, grouped (a counting sort by group).
   std::vector<size_t> start(groups + 1, 0);
@@ -310,20 +305,27 @@ std::vector<double> TopKSelector::LeaderThresholds(const std::vector<Candidate>&
   for (const Candidate& c : candidates) {
     bounds_[filled[static_cast<size_t>(c.group)]++] = std::isnan(c.best) ? kInfinity : c.best;  // NaN sorts nowhere
   }
+  // Per group, the wanted-th best bound (-inf where every candidate is wanted): candidates
+  // above it lead, and so do the first `ties` candidates equal to it.
   std::vector<double> threshold(groups, -kInfinity);
-  lead_ties_.assign(groups, candidates.size());
+  std::vector<size_t> ties(groups, candidates.size());
   for (size_t g = 0; g < groups; ++g) {
     const size_t held = std::min(best_[g].size(), static_cast<size_t>(query_.k));
     const size_t wanted = static_cast<size_t>(query_.k) - held + kExtraLeaders;
     const auto first = bounds_.begin() + static_cast<std::ptrdiff_t>(start[g]);
     const auto last = bounds_.begin() + static_cast<std::ptrdiff_t>(start[g + 1]);
-    if (static_cast<size_t>(last - first) <= wanted) continue;  // every candidate of the group leads
+    if (static_cast<size_t>(last - first) <= wanted) continue;
     const auto wanted_th = first + static_cast<std::ptrdiff_t>(wanted) - 1;
     std::nth_element(first, wanted_th, last, std::greater<double>());
     threshold[g] = *wanted_th;
-    lead_ties_[g] = wanted - static_cast<size_t>(std::count_if(first, wanted_th, [&](double b) { return b > *wanted_th; }));
+    ties[g] = wanted - static_cast<size_t>(std::count_if(first, wanted_th, [&](double b) { return b > *wanted_th; }));
   }
-  return threshold;
+  for (const Candidate& c : candidates) {
+    const size_t g = static_cast<size_t>(c.group);
+    const bool leads = c.best > threshold[g] || (c.best == threshold[g] && ties[g] > 0);
+    if (leads && c.best == threshold[g]) --ties[g];
+    (leads ? leaders : others)->push_back(c);
+  }
 }
 
 int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, double floor, int32_t* kept,
@@ -357,14 +359,7 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
   // Each group's most promising rows are scored to the end first: they fill its k and raise its
   // bar before the other rows are judged against it. Both sets stay in row order.
   std::vector<Candidate> leaders, others;
-  const std::vector<double> lead = LeaderThresholds(candidates);
-  std::vector<size_t> ties_left(lead_ties_);
-  for (const Candidate& c : candidates) {
-    const size_t g = static_cast<size_t>(c.group);
-    const bool leads = c.best > lead[g] || (c.best == lead[g] && ties_left[g] > 0);
-    if (leads && c.best == lead[g]) --ties_left[g];
-    (leads ? leaders : others).push_back(c);
-  }
+  SplitLeaders(candidates, &leaders, &others);
   Finish(rows, &leaders, first_round_, kept, scores);
   // The other survivors of the first stage are copied out row after row, and run their stages
   // a chunk at a time, so that a chunk's features stay in cache from stage to stage: picked out

@@ -139,10 +139,10 @@ class TopKSelector {
   double Bar(int32_t group) const;
   // Records a fully scored row; returns whether it is kept.
   bool Offer(int32_t group, double key);
-  // Per group, the bound a candidate must beat to be scored to the end first: the wanted-th best
-  // of the group's candidates (-inf where all are wanted); lead_ties_[g] candidates tying with
-  // it lead too.
-  std::vector<double> LeaderThresholds(const std::vector<Candidate>& candidates);
+  // Splits the candidates, keeping their order, into each group's leaders (the candidates with
+  // the best bounds, enough to fill its k and kExtraLeaders more) and the others.
+  void SplitLeaders(const std::vector<Candidate>& candidates, std::vector<Candidate>* leaders,
+                    std::vector<Candidate>* others);
   // Runs steps [from, steps) over the candidates, dropping those that fall below their bar
   // before each, then offers the rest; sets their kept flags and scores.
   void Finish(const FeatureBatch& rows, std::vector<Candidate>* candidates, size_t from, int32_t* kept, double* scores);
@@ -174,8 +174,7 @@ class TopKSelector {
   std::vector<int32_t> picked_;
   std::vector<double> running_;
   std::vector<double> weighted_, median_scratch_;
-  std::vector<double> bounds_;     // LeaderThresholds' grouped bounds
-  std::vector<size_t> lead_ties_;  // and the ties with each group's threshold that lead
+  std::vector<double> bounds_;  // SplitLeaders' grouped bounds
   std::vector<double> compacted_;
   std::unique_ptr<RowMajor> compacted_rows_;
   int64_t trees_evaluated_ = 0;
