@@ -92,12 +92,18 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
 }
 
 private[treescore] object ProgramTaskScorer {
-  def open(call: ProgramScoreExpression, engine: Engine, inputSchema: Seq[Attribute], batchRows: Int,
-      nativeThreads: Int, metrics: Map[String, SQLMetric]): ProgramTaskScorer = Owned.building { owned =>
+  /** The call's scorer encoded and compiled over leases on its models in `engine`, all held by `owned`. */
+  private[execution] def compile(call: ProgramScoreExpression, engine: Engine, metrics: Map[String, SQLMetric],
+      owned: Owned): (EncodedProgram, NativeProgram) = {
     val encoded = ProgramEncoding.encode(call.scorer, call.featureInputs, call.keyInputs)
     val leases = encoded.models.map(m => owned(ModelCache.acquire(m, IterationRange.All, engine)))
     leases.foreach(l => metrics.get("modelLoadTime").foreach(_ += l.loadNanos))
-    val program = owned(NativeProgram.compile(encoded.code, encoded.constants, leases.map(_.model)))
+    (encoded, owned(NativeProgram.compile(encoded.code, encoded.constants, leases.map(_.model))))
+  }
+
+  def open(call: ProgramScoreExpression, engine: Engine, inputSchema: Seq[Attribute], batchRows: Int,
+      nativeThreads: Int, metrics: Map[String, SQLMetric]): ProgramTaskScorer = Owned.building { owned =>
+    val (encoded, program) = compile(call, engine, metrics, owned)
 
     val numInputs = call.featureInputs.length
     // The grid's inputs read this scorer's own grid point in place of each GridValue placeholder.

@@ -4,9 +4,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
-import treescore.ensemble.ProgramEncoding
 import treescore.expressions.{BatchableScore, ProgramScoreExpression, ScoreExpression}
-import treescore.model.{Engine, IterationRange, ModelCache, NativeProgram, NativeTopKScan, OffHeapDoubles, OffHeapInts}
+import treescore.model.{Engine, ModelCache, NativeTopKScan, OffHeapDoubles, OffHeapInts}
 import treescore.rules.TopKSelection
 
 /**
@@ -74,10 +73,7 @@ private[execution] object TopKScorer {
         (owned(NativeTopKScan.open(lease.model, model.options.predictKind, selection.k, selection.descending)),
           matrices.forCall(model))
       case ensemble: ProgramScoreExpression =>
-        val encoded = ProgramEncoding.encode(ensemble.scorer, ensemble.featureInputs, ensemble.keyInputs)
-        val leases = encoded.models.map(m => owned(ModelCache.acquire(m, IterationRange.All, Engine.Treescore)))
-        leases.foreach(l => metrics.get("modelLoadTime").foreach(_ += l.loadNanos))
-        val program = owned(NativeProgram.compile(encoded.code, encoded.constants, leases.map(_.model)))
+        val (_, program) = ProgramTaskScorer.compile(ensemble, Engine.Treescore, metrics, owned)
         val inputs = BindReferences.bindReferences(ensemble.children.take(ensemble.featureInputs.length), inputSchema)
         (owned(NativeTopKScan.open(program, selection.k, selection.descending)),
           owned(new FeatureMatrix(FeatureWriters.scalarColumnsAt(inputs, Array.range(0, inputs.length)), inputs.length,
