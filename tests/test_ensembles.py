@@ -52,6 +52,19 @@ TRANSFORMS = {
 }
 
 
+def transformed(values, transforms) -> np.ndarray:
+    """values through the transforms in order, element by element with libm's functions; a
+    ("clip", lo, hi) with None for an open side."""
+    for t in transforms:
+        if isinstance(t, tuple):
+            lo = -math.inf if t[1] is None else t[1]
+            hi = math.inf if t[2] is None else t[2]
+            values = np.array([min(max(v, lo), hi) for v in values])
+        else:
+            values = np.array([TRANSFORMS[t](v) for v in values])
+    return values
+
+
 @pytest.mark.parametrize("combine", ["mean", "sum", "min", "max", "median"])
 def test_ensemble_combine_rules(spark, data, boosters, combine):
     df, x, _ = data
@@ -68,14 +81,7 @@ def test_ensemble_transforms(spark, data, boosters, transform):
     df, x, _ = data
     models = [treescore.Model.from_booster(b) for b in boosters[:2]]
     scored = df.select("id", treescore.score(treescore.Ensemble(models, transform=transform)).alias("s"))
-    expected = weighted([b.predict(x) for b in boosters[:2]], [1.0, 1.0], "mean")
-    for t in transform:
-        if isinstance(t, tuple):
-            lo = -math.inf if t[1] is None else t[1]
-            hi = math.inf if t[2] is None else t[2]
-            expected = np.array([min(max(v, lo), hi) for v in expected])
-        else:
-            expected = np.array([TRANSFORMS[t](v) for v in expected])
+    expected = transformed(weighted([b.predict(x) for b in boosters[:2]], [1.0, 1.0], "mean"), transform)
     assert_same_bits(collect(scored), expected)
 
 

@@ -15,7 +15,7 @@ import treescore
 from conftest import FEATURE_NAMES, assert_same_bits, batch_score_nodes, feature_frame, features, market_frame, plan_of
 from test_model_shapes import NUMERIC, SHAPES, SINGLE_OUTPUT_SHAPES, scoring_rows
 from test_model_shapes import train as shape_booster
-from test_ensembles import TRANSFORMS, weighted
+from test_ensembles import transformed, weighted
 
 
 def batch_score_metrics(df) -> dict:
@@ -232,14 +232,7 @@ ENSEMBLES = [
 def ensemble_reference(boosters, members, x, combine, transforms) -> np.ndarray:
     """The ensemble's scores by the documented order of operations, from Booster.predict."""
     outputs = [b.predict(x, raw_score=raw) for b, (_, _, raw) in zip(boosters, members)]
-    expected = weighted(outputs, [w for _, w, _ in members], combine)
-    for t in transforms:
-        if isinstance(t, tuple):
-            lo, hi = -np.inf if t[1] is None else t[1], np.inf if t[2] is None else t[2]
-            expected = np.array([min(max(v, lo), hi) for v in expected])
-        else:
-            expected = np.array([TRANSFORMS[t](v) for v in expected])
-    return expected
+    return transformed(weighted(outputs, [w for _, w, _ in members], combine), transforms)
 
 
 @pytest.mark.parametrize("combine,transforms,members", ENSEMBLES, ids=[f"{c}-{len(m)}" for c, _, m in ENSEMBLES])
