@@ -64,27 +64,12 @@ TopKSelector::Member::Member(TopKMember member, int trees_per_stage) : spec(std:
     stage_trees.push_back(end - begin);
     begin = end;
   } while (begin < num_trees);
-  // Boundary s comes after stages [0, s); the last boundary has no trees left.
-  const size_t boundaries = stages.size() + 1;
-  rest_max.assign(boundaries, 0.0);
-  rest_min.assign(boundaries, 0.0);
-  rest_magnitude.assign(boundaries, 0.0);
-  rest_trees.assign(boundaries, 0);
-  auto tree = query_trees + num_trees;
-  for (size_t s = stages.size(); s-- > 0;) {
-    double high = rest_max[s + 1], low = rest_min[s + 1], magnitude = rest_magnitude[s + 1];
-    for (int i = 0; i < stage_trees[s]; ++i) {
-      const std::vector<double>& leaves = (--tree)->leaf_value;
-      const auto [least, most] = std::minmax_element(leaves.begin(), leaves.end());
-      high += *most;
-      low += *least;
-      magnitude += std::max(std::fabs(*most), std::fabs(*least));
-    }
-    rest_max[s] = high;
-    rest_min[s] = low;
-    rest_magnitude[s] = magnitude;
-    rest_trees[s] = rest_trees[s + 1] + stage_trees[s];
+  std::vector<const Tree*> trees;
+  for (const ExactScorer& stage : stages) {
+    for (const Tree& tree : stage.forest().trees) trees.push_back(&tree);
   }
+  rest = RestBounds(trees, stage_trees);
+  for (int f : rest.features()) bin_columns.push_back(spec.columns.empty() ? f : spec.columns[static_cast<size_t>(f)]);
 }
 
 bool TopKSelector::Member::EveryLeaf(bool (*holds)(double)) const {
@@ -124,7 +109,8 @@ TopKSelector::TopKSelector(std::vector<TopKMember> members, TopKEnsemble ensembl
   for (size_t m = 0; m < members_.size(); ++m) {
     const double weight = members_[m].spec.weight;
     boundable_ = boundable_ && members_[m].EveryLeaf([](double v) { return std::isfinite(v); }) &&
-                 std::isfinite(weight * MemberBound(m, 0.0, 0, true)) && std::isfinite(weight * MemberBound(m, 0.0, 0, false));
+                 std::isfinite(weight * MemberBound(m, 0.0, 0, nullptr, true)) &&
+                 std::isfinite(weight * MemberBound(m, 0.0, 0, nullptr, false));
   }
   if (ensemble_.combine == treescore::Combine::kMean) boundable_ = boundable_ && weight_sum_ > 0;
 }
@@ -163,6 +149,10 @@ void TopKSelector::Schedule() {
     }
   }
   first_round_ = members_.size();
+  for (const Member& member : members_) {
+    first_bin_.push_back(bins_per_row_);
+    bins_per_row_ += member.rest.features().size();
+  }
 }
 
 double TopKSelector::MemberOutput(size_t m, double raw) const {
@@ -178,27 +168,29 @@ double TopKSelector::Score(const double* sums) {
   return ApplyTransforms(CombineRow(ensemble_.combine, weighted_, weight_sum_, &median_scratch_), ensemble_.transforms);
 }
 
-double TopKSelector::MemberBound(size_t m, double sum, size_t done, bool upper) const {
-  const Member& member = members_[m];
-  // The remaining additions are at most rest_trees roundings of values no larger in magnitude
-  // than |sum| + rest_magnitude; summing the bounds themselves rounds as often again.
-  const double error = (2.0 * member.rest_trees[done] + 4.0) * kRoundoff * (std::fabs(sum) + member.rest_magnitude[done]);
+double TopKSelector::MemberBound(size_t m, double sum, size_t done, const uint16_t* bins, bool upper) const {
+  const RestBounds& rest = members_[m].rest;
+  // The remaining additions are at most Trees() roundings of values no larger in magnitude
+  // than |sum| + Magnitude(); summing the rest bound and adding it rounds as often again.
+  const double error = (2.0 * rest.Trees(done) + 4.0) * kRoundoff * (std::fabs(sum) + rest.Magnitude(done));
   const double direction = upper ? kInfinity : -kInfinity;
-  double bound = MemberOutput(m, upper ? sum + member.rest_max[done] + error : sum + member.rest_min[done] - error);
+  double bound = MemberOutput(m, upper ? sum + rest.Upper(done, bins) + error : sum + rest.Lower(done, bins) - error);
   for (int i = 0; i < kTransformUlps; ++i) bound = std::nextafter(bound, direction);
   return bound;
 }
 
-double TopKSelector::BestKey(const double* sums, size_t step) {
+double TopKSelector::BestKey(int32_t row, size_t step, bool binned) {
   if (!boundable_) return kInfinity;  // nothing is dropped
   const std::vector<size_t>& done = done_after_[step];
-  if (!is_ensemble_) return Key(MemberBound(0, sums[0], done[0], query_.descending));
+  const double* sums = sums_.data() + static_cast<size_t>(row) * members_.size();
+  const uint16_t* bins = binned ? bins_.data() + static_cast<size_t>(row) * bins_per_row_ : nullptr;
+  if (!is_ensemble_) return Key(MemberBound(0, sums[0], done[0], bins, query_.descending));
   // Every floating-point step of the combination (a product by a weight of 0 or more, a sum,
   // a quotient by a positive sum, min, max, a sort) is nondecreasing in its operands, so the
   // combination of the members' bounds bounds the combination of their outputs; the
   // transforms from libm are within an ulp of nondecreasing functions, hence the ulps.
   for (size_t m = 0; m < members_.size(); ++m) {
-    weighted_[m] = members_[m].spec.weight * MemberBound(m, sums[m], done[m], query_.descending);
+    weighted_[m] = members_[m].spec.weight * MemberBound(m, sums[m], done[m], binned ? bins + first_bin_[m] : nullptr, query_.descending);
   }
   double bound = CombineRow(ensemble_.combine, weighted_, weight_sum_, &median_scratch_);
   const double direction = query_.descending ? kInfinity : -kInfinity;
@@ -232,6 +224,16 @@ bool TopKSelector::Offer(int32_t group, double key) {
   return key == best.front();  // a tie with the k-th is kept
 }
 
+void TopKSelector::FindBins(const FeatureBatch& rows, const Candidate& candidate) {
+  uint8_t& binned = binned_[static_cast<size_t>(candidate.row)];
+  if (binned) return;
+  binned = 1;
+  uint16_t* bins = bins_.data() + static_cast<size_t>(candidate.row) * bins_per_row_;
+  for (const Member& member : members_) {
+    for (size_t i = 0; i < member.bin_columns.size(); ++i) *bins++ = member.rest.Bin(i, rows.At(candidate.slot, member.bin_columns[i]));
+  }
+}
+
 FeatureBatch TopKSelector::MemberRows(const FeatureBatch& rows, size_t m) {
   Member& member = members_[m];
   return member.spec.columns.empty() ? rows : rows.Columns(member.spec.columns, &member.view_columns);
@@ -259,7 +261,12 @@ void TopKSelector::RunStage(const FeatureBatch& rows, size_t step, std::vector<C
     Candidate& c = (*candidates)[static_cast<size_t>(i)];
     double* sums = sums_.data() + static_cast<size_t>(c.row) * num_members;
     sums[at.member] = running_[static_cast<size_t>(i)];
-    c.best = BestKey(sums, step + 1);
+    // The bounds for any row first, which drop most rows as well; the rows they keep are
+    // bounded again by their bins, found the first time.
+    c.best = BestKey(c.row, step + 1, false);
+    if (bins_per_row_ == 0 || c.best < Bar(c.group)) continue;
+    FindBins(rows, c);
+    c.best = BestKey(c.row, step + 1, true);
   }
   trees_evaluated_ += static_cast<int64_t>(n) * member.stage_trees[at.stage];
 }
@@ -339,6 +346,8 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
   }
   std::vector<Candidate> candidates(static_cast<size_t>(n));
   sums_.assign(static_cast<size_t>(n) * members_.size(), 0.0);
+  bins_.resize(std::max<size_t>(1, static_cast<size_t>(n) * bins_per_row_));
+  binned_.assign(static_cast<size_t>(n), 0);
   for (int32_t r = 0; r < n; ++r) {
     const int32_t group = groups == nullptr ? 0 : groups[r];
     if (group < 0) throw std::invalid_argument("negative top-K group " + std::to_string(group));
@@ -346,7 +355,7 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
     candidates[static_cast<size_t>(r)] = Candidate{r, r, group, kInfinity};
     kept[r] = 0;
   }
-  for (const Member& member : members_) trees_in_full_ += static_cast<int64_t>(n) * member.rest_trees[0];
+  for (const Member& member : members_) trees_in_full_ += static_cast<int64_t>(n) * member.rest.Trees(0);
   if (!boundable_) {  // no bound holds: every row scored and kept
     Finish(rows, &candidates, 0, kept, scores);
     for (int32_t r = 0; r < n; ++r) kept[r] = 1;

@@ -3,7 +3,9 @@
 //
 // A raw score is a left fold over the trees, and each tree adds one of its leaf values, so after
 // the first trees a row's final raw score lies between its partial sum plus the smallest leaves
-// of the trees left and its partial sum plus their largest leaves. The trees are cut into
+// of the trees left and its partial sum plus their largest leaves, or, tighter, the smallest and
+// largest leaves the row's values of a few features let each tree reach (rest_bounds.h). The
+// bound for any row is tried first, since it drops most rows at no cost. The trees are cut into
 // stages; after each stage a row whose best possible score is below the k-th best exact score
 // of its group so far cannot be in that group's top k, and is dropped unscored. The rest finish
 // every stage, continuing the same fold, so their scores are the bits a full score gives.
@@ -28,6 +30,7 @@
 #include "../combine.h"
 #include "../predictor.h"
 #include "exact_scorer.h"
+#include "rest_bounds.h"
 
 namespace treescore {
 namespace engine {
@@ -90,7 +93,8 @@ class TopKSelector {
 
  private:
   // A row still being scored: its place in the batch, its group, and the best key its score
-  // can still reach. Its partial raw sums (one per member) are sums_[row * members + m].
+  // can still reach. Its partial raw sums (one per member) are sums_[row * members + m], and
+  // its members' rest bins are bins_[row * bins_per_row_ + ...].
   struct Candidate {
     int32_t row;   // in the batch
     int32_t slot;  // in the batch RunStage reads: the batch itself, or the compacted survivors
@@ -108,10 +112,8 @@ class TopKSelector {
     TopKMember spec;
     std::vector<ExactScorer> stages;  // consecutive runs of the member's trees
     std::vector<int> stage_trees;     // trees per stage
-    // Per stage boundary s (after stages [0, s)): the sums of the remaining trees' largest and
-    // smallest leaves, of their largest magnitudes (for the rounding bound), and their count.
-    std::vector<double> rest_max, rest_min, rest_magnitude;
-    std::vector<int> rest_trees;
+    RestBounds rest;                  // what the trees after each stage can add
+    std::vector<int32_t> bin_columns;  // the batch column of each feature `rest` conditions on
     std::vector<const double*> view_columns;  // scratch for MemberRows
   };
   // A stage of the schedule: stage `stage` of member `member`.
@@ -129,11 +131,16 @@ class TopKSelector {
   double MemberOutput(size_t m, double raw) const;
   // The score from the members' raw sums: the one member's output, or the ensemble's.
   double Score(const double* sums);
-  // A bound on member m's output given its partial sum `sum` after `done` of its stages: at
-  // least (upper) or at most (lower) any output it can end with.
-  double MemberBound(size_t m, double sum, size_t done, bool upper) const;
-  // The best key a row with partial sums `sums` can still reach after steps [0, step).
-  double BestKey(const double* sums, size_t step);
+  // A bound on member m's output given its partial sum `sum` after `done` of its stages and
+  // the row's bins for its rest bounds (nullptr: any row's): at least (upper) or at most
+  // (lower) any output it can end with.
+  double MemberBound(size_t m, double sum, size_t done, const uint16_t* bins, bool upper) const;
+  // The best key batch row `row` can still reach after steps [0, step): by the bounds for its
+  // bins (`binned`, once FindBins has found them) or for any row's.
+  double BestKey(int32_t row, size_t step, bool binned);
+  // The candidate's bins for its members' rest bounds, read from its row `slot` of `rows`,
+  // into bins_, unless found before in this batch.
+  void FindBins(const FeatureBatch& rows, const Candidate& candidate);
   // The key a row must reach to be kept in `group`: the k-th best so far (-inf until k are
   // known), or the batch's floor where that is higher.
   double Bar(int32_t group) const;
@@ -171,6 +178,10 @@ class TopKSelector {
   // Scratch reused across stages and rows: the candidates' sums, slots and running sums,
   // member outputs or bounds, and compacted rows.
   std::vector<double> sums_;
+  std::vector<uint16_t> bins_;
+  std::vector<uint8_t> binned_;    // per batch row: whether its bins are found
+  std::vector<size_t> first_bin_;  // per member: where its bins start in a row's
+  size_t bins_per_row_ = 0;
   std::vector<int32_t> picked_;
   std::vector<double> running_;
   std::vector<double> weighted_, median_scratch_;
