@@ -24,6 +24,18 @@ class ModelTextSuite extends AnyFunSuite {
     assert(model == TreeModel.fromString(new String(good)))
   }
 
+  test("the features a model reads: those its trees split on and those its linear leaves read") {
+    val model = TreeModel.fromString(good)
+    assert((0 until 6).filter(model.readsFeature) == Seq(0, 1, 2, 3))
+    val source = scala.io.Source.fromResource("fixtures/linear.txt")
+    val linear = try source.mkString finally source.close()
+    assert((0 until 6).filter(TreeModel.fromString(linear).readsFeature) == Seq(0, 1))
+    // A leaf's linear model that reads f4, which no tree splits on (the same length, so tree_sizes holds).
+    val readsF4 = linear.replaceFirst("leaf_features=0 1 ", "leaf_features=0 4 ")
+    assert(readsF4 != linear)
+    assert((0 until 6).filter(TreeModel.fromString(readsF4).readsFeature) == Seq(0, 1, 4))
+  }
+
   /** One categorical split whose bitset words are `words` (categories 31 and 63 go left). */
   private def categorical(words: String): String =
     Seq("tree", "version=v4", "num_class=1", "num_tree_per_iteration=1", "label_index=0", "max_feature_idx=0",

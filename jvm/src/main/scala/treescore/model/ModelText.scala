@@ -15,7 +15,8 @@ final case class ModelHeader(
     numTrees: Int,
     objective: Option[String],
     linearTrees: Boolean = false,
-    predictionIsRaw: Boolean = false)
+    predictionIsRaw: Boolean = false,
+    featuresRead: scala.collection.immutable.BitSet = scala.collection.immutable.BitSet.empty)
 
 /** The model text is not a well-formed LightGBM model; `problem` says where and why. */
 final class InvalidModelException(val source: String, val problem: String)
@@ -110,7 +111,7 @@ object ModelText {
       val categorical = names.zip(infos).collect { case (name, info) if !info.startsWith("[") && info != "none" => name }
       val objective = header.get("objective").map(_.split(' ').toSeq)
       ModelHeader(names, categorical, numClasses, perIteration, numTrees, objective.map(_.head), linearTrees,
-        objective.forall(identityOutput))
+        objective.forall(identityOutput), scala.collection.immutable.BitSet.empty ++ featuresRead)
     }
 
     /** Why text that does not start with 'tree' is not a model, naming the usual mix-ups. */
@@ -150,6 +151,8 @@ object ModelText {
 
     // Whether some tree has linear leaves (is_linear=1): then only LightGBM's engine evaluates it.
     private var linearTrees = false
+    // The features some tree splits on or some linear leaf reads: no output depends on the others.
+    private val featuresRead = mutable.BitSet.empty
 
     /** Reads every tree block; returns the count. */
     private def readTrees(maxFeatureIdx: Int, treesStart: Int, sizes: Option[Array[Long]]): Int = {
@@ -246,6 +249,7 @@ object ModelText {
         if (feature < 0 || feature > maxFeatureIdx) {
           fail(s"$where node $node splits on feature $feature, outside 0..$maxFeatureIdx")
         }
+        featuresRead += feature
       }
       decisions.foreach(d => if (d < 0 || d > 127) fail(s"$where has decision_type $d, outside 0..127"))
       val categorical = decisions.zipWithIndex.filter { case (d, _) => (d & 1) == 1 }.map(_._2)
@@ -285,6 +289,7 @@ object ModelText {
       entries("leaf_features").foreach { v =>
         val feature = Numbers.int(v).getOrElse(fail(s"$where has '${v.take(30)}' in leaf_features, which is not an integer"))
         if (feature < 0 || feature > maxFeatureIdx) fail(s"$where has leaf feature $feature, outside 0..$maxFeatureIdx")
+        featuresRead += feature
       }
       entries("leaf_coeff").foreach(doubleValue(s"$where leaf_coeff", _))
     }

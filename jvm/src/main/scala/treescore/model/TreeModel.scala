@@ -87,6 +87,9 @@ final class TreeModel private (modelText: String, val source: String) extends Se
   /** Whether some tree has linear leaves (LightGBM's linear_tree), which only LightGBM's engine evaluates. */
   def hasLinearTrees: Boolean = header.linearTrees
 
+  /** Whether some tree splits on feature `index` or some linear leaf reads it: no output of the model depends on the others. */
+  def readsFeature(index: Int): Boolean = header.featuresRead.contains(index)
+
   override def equals(other: Any): Boolean = other match {
     case m: TreeModel => m.contentHash == contentHash
     case _ => false
