@@ -3,6 +3,7 @@ package treescore
 import org.apache.spark.sql.functions.col
 
 import treescore.functions.score
+import treescore.model.TreeModel
 
 /** Scala-only scoring through treescore.functions.score: no Python anywhere. */
 class BatchScoreSuite extends SparkSuite {
@@ -110,11 +111,33 @@ class ExplainSuite extends SparkSuite {
     val rows = df.collect()
     val operator = batchOperators(df).head
     assert(operator.scores.length == 4)
-    val perRow = featureNames.length.toLong
-    // y, p and r share one matrix; q reads the columns in another order, so it has its own
-    assert(operator.metrics("featureValuesWritten").value == 2 * perRow * fixtureRows.length)
+    // y, p and r share one matrix, of the features either model reads; q reads the columns in
+    // another order, so it has its own, of the features the binary model reads.
+    def reads(model: TreeModel): Set[Int] = featureNames.indices.filter(model.readsFeature).toSet
+    val perRow = (reads(regressionModel) ++ reads(binaryModel)).size + reads(binaryModel).size
+    assert(operator.metrics("featureValuesWritten").value == perRow.toLong * fixtureRows.length)
     assert(bits(rows.map(_.getDouble(2)).toSeq) == bits(rows.map(_.getDouble(0)).toSeq))
     assert(bits(rows.map(_.getDouble(3)).toSeq) == bits(rows.map(_.getDouble(1)).toSeq))
     assert(bits(rows.map(_.getDouble(4)).toSeq) == bits(rows.map(_.getDouble(0)).toSeq))
+  }
+
+  test("features no tree reads are not read from the source, nor written, and a score feeding only them is not made") {
+    val unread = featureNames.indices.filterNot(i => regressionModel.readsFeature(i) || binaryModel.readsFeature(i))
+    assert(unread.nonEmpty, "the fixture models should leave some feature unread")
+    val path = tempDir.resolve("unread-features.parquet").toString
+    fixtureFrame.write.mode("overwrite").parquet(path)
+    // The binary model's unread last feature is given the regression model's score.
+    val df = spark.read.parquet(path).select(col("binary"), col("regression"), score(regressionModel).as("y"),
+      score(binaryModel, featureNames.init.map(col) :+ score(regressionModel): _*).as("p"))
+    val rows = df.collect()
+    val scan = collect(df.queryExecution.executedPlan) { case s: org.apache.spark.sql.execution.FileSourceScanExec => s }.head
+    val scanned = scan.output.map(_.name).toSet
+    unread.foreach(i => assert(!scanned.contains(featureNames(i)), s"${featureNames(i)} is scanned: ${scan.output}"))
+    assert(featureNames.indices.filterNot(unread.contains).forall(i => scanned.contains(featureNames(i))), scan.output)
+    val operators = batchOperators(df)
+    assert(operators.map(_.scores.length).sum == 2, "one call per model: the inner score fed an unread feature")
+    assert(operators.head.metrics("featureValuesWritten").value == (featureNames.length - unread.length).toLong * fixtureRows.length)
+    assert(bits(rows.map(_.getDouble(2)).toSeq) == bits(rows.map(_.getDouble(1)).toSeq))
+    assert(bits(rows.map(_.getDouble(3)).toSeq) == bits(rows.map(_.getDouble(0)).toSeq))
   }
 }

@@ -51,9 +51,11 @@ class ColumnarInputSuite extends SparkSuite {
   private lazy val bin = ModelScorer(binaryModel, featureNames)
 
   // Every kind of call: models, an ensemble, a route (where the data has its key), a cascade,
-  // a grid with a derived input.
+  // a grid with a derived input. No tree reads f4 or f5, so f4 (a float) also stands where the
+  // regression model reads its fourth feature.
   private def scored(df: DataFrame): DataFrame = df.select(Seq(col("f0"),
     score(regressionModel).as("y"), score(binaryModel).as("p"),
+    score(regressionModel, col("f0"), col("f1"), col("f2"), col("f4"), col("f3"), col("f5")).as("y4"),
     score(EnsembleScorer(Seq(Member(reg, 0.7), Member(bin, 0.3)))).as("e"),
     score(CascadeScorer(bin, reg, acceptBelow = 0.2, acceptAbove = 0.8)).as("c"),
     scoreGrid(regressionModel, "f2", Seq(-1.0, 0.0, 1.5), Map("f3" -> "f3 * (1 - f2)"), "none").as("g")) ++
@@ -123,12 +125,12 @@ class ColumnarInputSuite extends SparkSuite {
         assert(columnarInput(df.queryExecution.executedPlan))
         val inPlace = op.metrics("featureValuesInPlace").value
         val written = op.metrics("featureValuesWritten").value
-        // f1 and f4 (float) have nulls or another type: they are always written; the other four
-        // double columns are read in place exactly where the vectors are off-heap and plain.
+        // No tree reads f4 or f5: neither is read nor written. f1 has nulls: it is always
+        // written; f0, f2 and f3 are read in place exactly where the vectors are off-heap and plain.
         if (offHeap && !dictionary) {
-          assert(inPlace == 4L * fixtureRows.length && written == 2L * fixtureRows.length, s"$inPlace in place, $written written")
+          assert(inPlace == 3L * fixtureRows.length && written == 1L * fixtureRows.length, s"$inPlace in place, $written written")
         } else {
-          assert(inPlace == 0 && written == 6L * fixtureRows.length, s"$inPlace in place, $written written")
+          assert(inPlace == 0 && written == 4L * fixtureRows.length, s"$inPlace in place, $written written")
         }
         assert(columnar == rowPath(data.select(col("f0"), score(regressionModel).as("y"),
           score(EnsembleScorer(Seq(Member(reg, 0.7), Member(bin, 0.3)))).as("e"))))
@@ -193,9 +195,9 @@ class ColumnarInputSuite extends SparkSuite {
     val rows = df.collect().sortBy(_.getLong(0))
     assert(columnarInput(df.queryExecution.executedPlan), df.queryExecution.executedPlan.treeString)
     val op = batchOperators(df).head
-    // f0, f2, f3, f5 in place; f1 (nulls) and f4 (float) written.
-    assert(op.metrics("featureValuesInPlace").value == 4L * 1000, op.metrics)
-    assert(op.metrics("featureValuesWritten").value == 2L * 1000, op.metrics)
+    // f0, f2, f3 in place; f1 (nulls) written; f4 and f5, which no tree reads, neither.
+    assert(op.metrics("featureValuesInPlace").value == 3L * 1000, op.metrics)
+    assert(op.metrics("featureValuesWritten").value == 1L * 1000, op.metrics)
     // The same rows as a plain local DataFrame, scored row by row.
     val expected = spark.createDataFrame(spark.sparkContext.parallelize((0L until 1000L).map { id =>
       Row.fromSeq(id +: (0 to 5).map(f => ArrowTestSource.value(id, f).map[Any](v => if (f == 4) v.toFloat else v).orNull))
@@ -221,9 +223,9 @@ class ColumnarInputSuite extends SparkSuite {
   }
 
   test("a parent that reads columns gets the scores as column vectors: a score over another score") {
-    // The binary model reads the regression model's score as its last feature.
+    // The binary model reads the regression model's score as its fourth feature (one it splits on).
     def query = source("parquet").select(col("f0"),
-      score(binaryModel, col("f0"), col("f1"), col("f2"), col("f3"), col("f4"), score(regressionModel)).as("p"))
+      score(binaryModel, col("f0"), col("f1"), col("f2"), score(regressionModel), col("f4"), col("f5")).as("p"))
     val df = query
     val columnar = bitsOf(df)
     val plan = df.queryExecution.executedPlan

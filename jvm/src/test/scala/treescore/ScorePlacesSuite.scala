@@ -98,7 +98,9 @@ class ScorePlacesSuite extends SparkSuite {
       try {
         val (rows, fallback, ops) = both(fixtureFrame.repartition(5).select(col("regression"), score(regressionModel).as("y")))
         assert(ops == 1, s"AQE $aqe")
-        assert(rows == fallback)
+        // As sets: the batched plan shuffles fewer columns (none that no tree reads), so the
+        // round-robin repartition deals the rows out in another order.
+        assert(rows.sortBy(_.getDouble(0)) == fallback.sortBy(_.getDouble(0)))
         rows.foreach(r => assert(r.getDouble(0) == r.getDouble(1)))
       } finally spark.conf.unset("spark.sql.adaptive.enabled")
     }

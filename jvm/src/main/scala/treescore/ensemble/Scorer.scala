@@ -27,6 +27,8 @@ sealed trait Scorer extends Scorable {
   def nullable: Boolean
   /** A short description for plans and messages. */
   def describe: String
+  /** The numeric inputs some model splits on (or reads in a linear leaf): no score depends on the others. */
+  def inputsRead: Set[String]
 }
 
 object Scorer {
@@ -55,6 +57,7 @@ final case class ModelScorer(model: TreeModel, columns: Seq[String], raw: Boolea
   def models: Seq[TreeModel] = Seq(model)
   def nullable: Boolean = false
   def describe: String = s"model(${model.contentHash.take(12)}${if (raw) ", raw" else ""})"
+  def inputsRead: Set[String] = columns.indices.filter(model.readsFeature).map(columns).toSet
 }
 
 object ModelScorer {
@@ -139,6 +142,7 @@ final case class EnsembleScorer(members: Seq[Member], combine: Combine = Combine
   def keyInputs: Seq[String] = Scorer.distinct(members.map(_.scorer.keyInputs))
   def models: Seq[TreeModel] = Scorer.distinct(members.map(_.scorer.models))
   def nullable: Boolean = members.exists(_.scorer.nullable)
+  def inputsRead: Set[String] = members.flatMap(_.scorer.inputsRead).toSet
   def describe: String =
     s"${combine.name}(${members.map(m => s"${m.weight}*${m.scorer.describe}").mkString(", ")})" +
       transforms.map(t => s".${t.name}").mkString
@@ -171,6 +175,7 @@ final case class RoutedScorer(key: String, routes: Seq[(String, Scorer)], defaul
   def featureInputs: Seq[String] = Scorer.distinct(scorers.map(_.featureInputs))
   def keyInputs: Seq[String] = Scorer.distinct(Seq(key) +: scorers.map(_.keyInputs))
   def models: Seq[TreeModel] = Scorer.distinct(scorers.map(_.models))
+  def inputsRead: Set[String] = scorers.flatMap(_.inputsRead).toSet
   def nullable: Boolean = (default.isEmpty && unknownKey == UnknownKey.Null) || scorers.exists(_.nullable)
   def describe: String =
     s"route($key: ${routes.map { case (k, s) => s"$k -> ${s.describe}" }.mkString(", ")}" +
@@ -190,6 +195,7 @@ final case class CascadeScorer(first: Scorer, full: Scorer, acceptBelow: Double,
   def keyInputs: Seq[String] = Scorer.distinct(Seq(first.keyInputs, full.keyInputs))
   def models: Seq[TreeModel] = Scorer.distinct(Seq(first.models, full.models))
   def nullable: Boolean = first.nullable || full.nullable
+  def inputsRead: Set[String] = first.inputsRead ++ full.inputsRead
   def describe: String = s"cascade(${first.describe} accepted below $acceptBelow or above $acceptAbove, else ${full.describe})"
 }
 

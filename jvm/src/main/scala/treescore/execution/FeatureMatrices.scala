@@ -26,11 +26,15 @@ private[treescore] final class FeatureMatrix(writer: FeatureWriter, val numFeatu
   // however many calls ask for it.
   private var writtenFor: InputBatch = _
   private var readInPlace = 0
+  private var unread = 0
+  // batchRows NaNs: the column of every feature no tree reads, allocated by the first such feature.
+  private var missing: OffHeapDoubles = _
 
   /** Writes `batch`'s features unless they are written already. */
   def fill(batch: InputBatch): Unit = if (!(writtenFor eq batch)) {
     writtenFor = null // a failed write leaves nothing that looks written
     readInPlace = 0
+    unread = 0
     batch match {
       case slice: ColumnSlice =>
         columns.setColumnMajor(values, slice.numRows)
@@ -45,7 +49,7 @@ private[treescore] final class FeatureMatrix(writer: FeatureWriter, val numFeatu
         }
     }
     writtenFor = batch
-    valuesWritten.foreach(_ += (batch.numRows.toLong * (numFeatures - readInPlace)))
+    valuesWritten.foreach(_ += (batch.numRows.toLong * (numFeatures - readInPlace - unread)))
     valuesInPlace.foreach(_ += batch.numRows.toLong * readInPlace)
   }
 
@@ -56,6 +60,17 @@ private[treescore] final class FeatureMatrix(writer: FeatureWriter, val numFeatu
   private[execution] def readFrom(position: Int, address: Long): Unit = {
     columns.setColumn(position, address)
     readInPlace += 1
+  }
+
+  /** Feature `position` is read by no tree: it reads as missing (NaN), and nothing is written. */
+  private[execution] def readMissing(position: Int): Unit = {
+    if (missing == null) {
+      missing = owned(new OffHeapDoubles(batchRows.toLong))
+      var r = 0L
+      while (r < batchRows) { missing.put(r, Double.NaN); r += 1 }
+    }
+    columns.setColumn(position, missing.address)
+    unread += 1
   }
 
   override def close(): Unit = owned.close()

@@ -4,7 +4,7 @@ import scala.annotation.switch
 
 import org.apache.spark.SparkException
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, Cast, Expression, MutableProjection}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, Cast, Expression, Literal, MutableProjection}
 import org.apache.spark.sql.types.{ArrayType, BooleanType, ByteType, DoubleType, FloatType, IntegerType, LongType,
   ShortType}
 
@@ -52,7 +52,11 @@ object FeatureWriters {
   def scalarColumnsAt(args: Seq[Expression], positions: Array[Int]): FeatureWriter = {
     val direct = args.map(directType)
     if (direct.forall(_.isDefined)) {
-      new DirectColumnsWriter(args.map(_.asInstanceOf[BoundReference].ordinal).toArray, direct.flatten.toArray, positions)
+      val ordinals = args.map {
+        case b: BoundReference => b.ordinal
+        case _ => -1 // an unread feature
+      }
+      new DirectColumnsWriter(ordinals.toArray, direct.flatten.toArray, positions)
     } else projectedWriter(args, positions)
   }
 
@@ -63,10 +67,12 @@ object FeatureWriters {
    * For a feature that is a plain input column of a primitive type, its type's index in
    * directTypes. Such features are read straight from the row, converted as
    * Cast(_, DoubleType) converts them: a generated projection over thousands of feature
-   * columns takes Spark longer to compile than the scoring takes.
+   * columns takes Spark longer to compile than the scoring takes. A feature no tree reads
+   * (UnreadFeatures.Missing) is direct too: it is not read at all.
    */
   private def directType(arg: Expression): Option[Int] = arg match {
     case b: BoundReference => Some(directTypes.indexOf(b.dataType)).filter(_ >= 0)
+    case Literal(null, _) => Some(-1)
     case _ => None
   }
 
@@ -76,7 +82,7 @@ object FeatureWriters {
       var j = 0
       while (j < ordinals.length) {
         val o = ordinals(j)
-        val value = if (row.isNullAt(o)) Double.NaN else (types(j): @switch) match {
+        val value = if (o < 0 || row.isNullAt(o)) Double.NaN else (types(j): @switch) match {
           case 0 => row.getDouble(o)
           case 1 => row.getFloat(o).toDouble
           case 2 => row.getLong(o).toDouble
@@ -94,29 +100,33 @@ object FeatureWriters {
     // (ColumnVectors); other types are converted a column at a time, the type decided once per
     // column, not per value, and a column without nulls skips the null checks.
     override private[execution] def writeColumns(slice: ColumnSlice, target: FeatureMatrix): Unit = {
-      val n = slice.numRows
-      val matrix = target.values
       var j = 0
       while (j < ordinals.length) {
-        val column = slice.columns.column(ordinals(j))
-        val start = target.columnStart(positions(j), n)
-        val inPlace = if (types(j) == 0) ColumnVectors.doublesInPlace(column, slice.first) else 0L
-        if (inPlace != 0) target.readFrom(positions(j), inPlace)
-        else if (types(j) == 0) ColumnVectors.copyDoubles(column, slice.first, n, matrix, start)
-        else {
-          val nullable = column.hasNull
-          val first = slice.first
-          var r = 0
-          (types(j): @switch) match {
-            case 1 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getFloat(first + r).toDouble); r += 1 }
-            case 2 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getLong(first + r).toDouble); r += 1 }
-            case 3 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getInt(first + r).toDouble); r += 1 }
-            case 4 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getShort(first + r).toDouble); r += 1 }
-            case 5 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getByte(first + r).toDouble); r += 1 }
-            case _ => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else if (column.getBoolean(first + r)) 1.0 else 0.0); r += 1 }
-          }
-        }
+        if (ordinals(j) < 0) target.readMissing(positions(j)) else writeColumn(slice, target, j)
         j += 1
+      }
+    }
+
+    private def writeColumn(slice: ColumnSlice, target: FeatureMatrix, j: Int): Unit = {
+      val n = slice.numRows
+      val matrix = target.values
+      val column = slice.columns.column(ordinals(j))
+      val start = target.columnStart(positions(j), n)
+      val inPlace = if (types(j) == 0) ColumnVectors.doublesInPlace(column, slice.first) else 0L
+      if (inPlace != 0) target.readFrom(positions(j), inPlace)
+      else if (types(j) == 0) ColumnVectors.copyDoubles(column, slice.first, n, matrix, start)
+      else {
+        val nullable = column.hasNull
+        val first = slice.first
+        var r = 0
+        (types(j): @switch) match {
+          case 1 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getFloat(first + r).toDouble); r += 1 }
+          case 2 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getLong(first + r).toDouble); r += 1 }
+          case 3 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getInt(first + r).toDouble); r += 1 }
+          case 4 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getShort(first + r).toDouble); r += 1 }
+          case 5 => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else column.getByte(first + r).toDouble); r += 1 }
+          case _ => while (r < n) { matrix.put(start + r, if (nullable && column.isNullAt(first + r)) Double.NaN else if (column.getBoolean(first + r)) 1.0 else 0.0); r += 1 }
+        }
       }
     }
   }

@@ -1,7 +1,9 @@
 package treescore.rules
 
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{ApplyColumnarRulesAndInsertTransitions, ColumnarRule, FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.execution.{ApplyColumnarRulesAndInsertTransitions, ColumnarRule, FileSourceScanExec, ProjectExec,
+  SparkPlan}
 import org.apache.spark.sql.execution.adaptive.TableCacheQueryStageExec
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec
 import org.apache.spark.sql.internal.SQLConf
@@ -36,6 +38,10 @@ object ColumnarScoreInput extends ColumnarRule {
    * transitions below a ColumnarToRowTransition, so a columnar child gets its own here.
    */
   private def columnar(child: SparkPlan): Option[SparkPlan] = child match {
+    // A projection that only drops columns (the features no tree reads, which a source that
+    // cannot prune its own columns still returns): the operator reads the columns it needs
+    // from the batches below it by name, so it does without.
+    case ProjectExec(columns, below) if columns.forall(_.isInstanceOf[Attribute]) => columnar(below)
     case c if c.supportsColumnar => Some(ApplyColumnarRulesAndInsertTransitions(Nil, outputsColumnar = true).apply(c))
     case cache: InMemoryTableScanExec if cachedAsColumns(cache) => Some(cache)
     case stage: TableCacheQueryStageExec if cachedAsColumns(stage.plan) => Some(stage) // the cache under adaptive execution

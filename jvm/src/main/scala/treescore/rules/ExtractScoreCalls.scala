@@ -33,13 +33,16 @@ import treescore.expressions.BatchableScore
  * then batched there. Calls that read anything a child's rows do not hold stay where they are and
  * are evaluated row at a time: features that span several children, lambda variables (a score
  * inside `transform`), outer references of a correlated subquery, window functions and subqueries.
+ *
+ * First, every call's features that no tree reads become missing values ([[UnreadFeatures]]),
+ * so that their columns are neither read nor written.
  */
 case class ExtractScoreCalls(session: SparkSession) extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan match {
     case _ if !TreescoreConf.BatchEnabled.from(session.sessionState.conf) => plan
     case s: Subquery if s.correlated => plan
-    case _ => plan.transformUp {
+    case _ => UnreadFeatures.asMissing(plan).transformUp {
       case batch: BatchScore => batch
       case agg: Aggregate if agg.aggregateExpressions.exists(scoresOverAggregates(_, agg)) =>
         extract(scoresAboveAggregate(agg))
