@@ -114,11 +114,12 @@ RestBounds::RestBounds(const std::vector<const Tree*>& trees, const std::vector<
     features_.push_back(f);
   }
   conditioned_.resize(features_.size());
+  std::vector<std::vector<double>> own_thresholds(trees.size());  // each assigned tree's, on its feature
   for (size_t t = 0; t < trees.size(); ++t) {
     if (assigned[t] < 0) continue;
-    const std::vector<double> own = Thresholds(*trees[t], assigned[t]);
+    own_thresholds[t] = Thresholds(*trees[t], assigned[t]);
     std::vector<double>& edges = conditioned_[static_cast<size_t>(slot[static_cast<size_t>(assigned[t])])].edges;
-    edges.insert(edges.end(), own.begin(), own.end());
+    edges.insert(edges.end(), own_thresholds[t].begin(), own_thresholds[t].end());
   }
   for (Conditioned& c : conditioned_) {
     std::sort(c.edges.begin(), c.edges.end());
@@ -163,7 +164,7 @@ RestBounds::RestBounds(const std::vector<const Tree*>& trees, const std::vector<
       // The tree's reach from each bin of its own thresholds, spread over the feature's bins:
       // bin j of the feature lies within the tree's bin holding its upper edge.
       Conditioned& c = conditioned_[static_cast<size_t>(slot[static_cast<size_t>(assigned[t])])];
-      const std::vector<double> own = Thresholds(tree, assigned[t]);
+      const std::vector<double>& own = own_thresholds[t];
       std::vector<double> high(own.size() + 2), low(own.size() + 2);
       for (size_t b = 0; b < high.size(); ++b) {
         high[b] = Reach(tree, assigned[t], own, b, true);

@@ -28,10 +28,11 @@ object UnreadFeatures {
     if (calls.isEmpty) return plan
     val readTogether = calls.groupBy(together).map { case (key, group) => key -> group.map(read).reduce(_ ++ _) }
     plan.transformAllExpressions {
-      case s: BatchableScore if prunable(s) && readTogether.contains(together(s)) => // not in a subquery's plan
-        val read = readTogether(together(s))
-        val children = s.children.zipWithIndex.map { case (child, i) => if (read(i)) child else Missing }
-        if (children == s.children) s else s.withNewChildren(children)
+      case s: BatchableScore if prunable(s) =>
+        readTogether.get(together(s)).fold(s: Expression) { read => // absent: a call in a subquery's plan
+          val children = s.children.zipWithIndex.map { case (child, i) => if (read(i)) child else Missing }
+          if (children == s.children) s else s.withNewChildren(children)
+        }
     }
   }
 
