@@ -110,6 +110,52 @@ TEST(EnginePredictorTest, EqualsLightGbmPredictorForEveryKindRangeAndThreadCount
   }
 }
 
+// A request for some iterations is scored by a slice of the forest holding only their trees
+// (EnginePredictor keeps a few): every range, asked twice (built, then reused), gives
+// LightGBM's bits in both layouts, for random forests (which average over the range) and a
+// transformed objective, including ranges past the ones kept as slices, empty ones and ones
+// that run past the last iteration.
+TEST(EnginePredictorTest, EveryIterationRangeGivesLightGbmBits) {
+  const std::vector<IterationRange> ranges = {{0, 1}, {3, 5}, {0, 0}, {14, 9}, {2, 0}, {1, 1}, {6, 4}, {40, 2}, {3, 5}, {0, 15}};
+  for (const char* params : {"", "boosting=rf bagging_fraction=0.7 bagging_freq=1", "objective=binary"}) {
+    const std::string text = Train(params);
+    const Booster lightgbm = Booster::FromModelText(text);
+    for (Layout layout : {Layout::kNodeWalk, Layout::kQuickScorer}) {
+      const EnginePredictor ours = EnginePredictor::FromModelText(text, layout);
+      const std::vector<double> rows = Rows(37, 5, true);
+      for (int pass = 0; pass < 2; ++pass) {
+        for (const IterationRange& range : ranges) {
+          for (PredictKind kind : {PredictKind::kPrediction, PredictKind::kRaw, PredictKind::kLeaf}) {
+            const int64_t per_row = lightgbm.OutputsPerRow(kind, range);
+            ASSERT_EQ(ours.OutputsPerRow(kind, range), per_row);
+            std::vector<double> expected(static_cast<size_t>(37 * per_row)), got(expected.size());
+            lightgbm.Predict(rows.data(), 37, kCols, kind, range, 1, expected.data(), expected.size());
+            ours.Predict(rows.data(), 37, kCols, kind, range, 2, got.data(), got.size());
+            ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(double)))
+                << params << ", range " << range.start_iteration << "+" << range.num_iterations << ", kind "
+                << static_cast<int>(kind) << ", pass " << pass;
+          }
+          // A grid over the range: each point's bits are those of its own row over the range.
+          const GridPoints grid{3, {1}, rows.data()};
+          const std::vector<double> base = Rows(5, 9, true);
+          std::vector<double> point_rows;
+          for (int r = 0; r < 5; ++r) {
+            for (int p = 0; p < grid.points; ++p) {
+              point_rows.insert(point_rows.end(), base.begin() + r * kCols, base.begin() + (r + 1) * kCols);
+              point_rows[point_rows.size() - kCols + 1] = rows[static_cast<size_t>(r * grid.points + p)];
+            }
+          }
+          std::vector<double> expected(15), got(15);
+          lightgbm.Predict(point_rows.data(), 15, kCols, PredictKind::kRaw, range, 1, expected.data(), expected.size());
+          ours.PredictGrid(base.data(), 5, kCols, grid, PredictKind::kRaw, range, 1, got.data(), got.size());
+          ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(double)))
+              << params << ", grid over range " << range.start_iteration << "+" << range.num_iterations;
+        }
+      }
+    }
+  }
+}
+
 // The rows a grid's points make: base row r with point k's values in its varying features.
 std::vector<double> PointRows(const std::vector<double>& base, const GridPoints& grid) {
   const size_t num_base = base.size() / kCols, points = static_cast<size_t>(grid.points);

@@ -27,12 +27,41 @@ int64_t EnginePredictor::OutputsPerRow(PredictKind kind, IterationRange range) c
                               "LightGBM's engine does");
 }
 
-void EnginePredictor::PredictPart(const FeatureBatch& rows, PredictKind kind, Iterations iterations,
-                                  double* out) const {
+namespace {
+
+// Iteration ranges kept as slices per model, at most: a query's options name one or two. Past
+// them a range is scored by the whole model's scorer, with the same bits, only slower.
+constexpr size_t kMaxSlices = 4;
+
+}  // namespace
+
+std::shared_ptr<const ExactScorer> EnginePredictor::ScorerFor(Iterations* iterations) const {
+  // Aliasing, not owning: the whole model's scorer lives as long as the predictor.
+  const std::shared_ptr<const ExactScorer> whole(std::shared_ptr<const ExactScorer>(), &scorer_);
+  int first = 0, count = 0;
+  scorer_.Range(*iterations, &first, &count);
+  if (count == 0 || scorer_.IsWhole(*iterations)) return whole;
+  std::lock_guard<std::mutex> lock(slices_->mutex);
+  const std::pair<int, int> key(first, count);
+  for (const auto& [range, slice] : slices_->built) {
+    if (range == key) {
+      *iterations = Iterations{};
+      return slice;
+    }
+  }
+  if (slices_->built.size() >= kMaxSlices) return whole;
+  auto slice = std::make_shared<const ExactScorer>(scorer_.Slice(*iterations));
+  slices_->built.emplace_back(key, slice);
+  *iterations = Iterations{};
+  return slice;
+}
+
+void EnginePredictor::PredictPart(const ExactScorer& scorer, const FeatureBatch& rows, PredictKind kind,
+                                  Iterations iterations, double* out) {
   switch (kind) {
-    case PredictKind::kPrediction: scorer_.Predict(rows, iterations, out); return;
-    case PredictKind::kRaw: scorer_.PredictRaw(rows, iterations, out); return;
-    case PredictKind::kLeaf: scorer_.PredictLeaf(rows, iterations, out); return;
+    case PredictKind::kPrediction: scorer.Predict(rows, iterations, out); return;
+    case PredictKind::kRaw: scorer.PredictRaw(rows, iterations, out); return;
+    case PredictKind::kLeaf: scorer.PredictLeaf(rows, iterations, out); return;
     case PredictKind::kContrib: break;
   }
   throw std::logic_error("contributions reached the engine's scoring loop");
@@ -84,10 +113,11 @@ void EnginePredictor::Predict(const FeatureBatch& rows, PredictKind kind, Iterat
                               double* out, int64_t out_capacity) const {
   CheckPredictArguments(*this, rows, kind, range, num_threads, out_capacity);
   if (rows.num_rows == 0) return;
-  const Iterations iterations{range.start_iteration, range.num_iterations};
+  Iterations iterations{range.start_iteration, range.num_iterations};
   const int64_t per_row = OutputsPerRow(kind, range);
+  const std::shared_ptr<const ExactScorer> scorer = ScorerFor(&iterations);
   RunInParts(rows.num_rows, num_threads, [&](int64_t first, int64_t count) {
-    PredictPart(rows.Rows(first, static_cast<int32_t>(count)), kind, iterations, out + first * per_row);
+    PredictPart(*scorer, rows.Rows(first, static_cast<int32_t>(count)), kind, iterations, out + first * per_row);
   });
 }
 
@@ -99,8 +129,9 @@ void EnginePredictor::PredictGrid(const FeatureBatch& base_rows, const GridPoint
   }
   CheckGridArguments(*this, base_rows, grid, kind, range, num_threads, out_capacity);
   if (base_rows.num_rows == 0) return;
-  const Iterations iterations{range.start_iteration, range.num_iterations};
+  Iterations iterations{range.start_iteration, range.num_iterations};
   const int64_t per_base_row = static_cast<int64_t>(grid.points) * OutputsPerRow(kind, range);
+  const std::shared_ptr<const ExactScorer> scorer = ScorerFor(&iterations);
   const size_t values_per_base_row = static_cast<size_t>(grid.points) * grid.varying.size();
   RunInParts(base_rows.num_rows, num_threads, [&](int64_t first, int64_t count) {
     GridPoints part = grid;
@@ -108,9 +139,9 @@ void EnginePredictor::PredictGrid(const FeatureBatch& base_rows, const GridPoint
     double* part_out = out + first * per_base_row;
     const FeatureBatch rows = base_rows.Rows(first, static_cast<int32_t>(count));
     if (kind == PredictKind::kRaw) {
-      scorer_.PredictGridRaw(rows, part, iterations, part_out);
+      scorer->PredictGridRaw(rows, part, iterations, part_out);
     } else {
-      scorer_.PredictGrid(rows, part, iterations, part_out);
+      scorer->PredictGrid(rows, part, iterations, part_out);
     }
   });
 }

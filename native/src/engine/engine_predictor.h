@@ -2,7 +2,11 @@
 // programs use it exactly as they use LightGBM's predictor.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../predictor.h"
 #include "exact_scorer.h"
@@ -38,10 +42,23 @@ class EnginePredictor final : public Predictor {
   using Predictor::PredictGrid;
 
  private:
-  explicit EnginePredictor(ExactScorer scorer) : scorer_(std::move(scorer)) {}
-  void PredictPart(const FeatureBatch& rows, PredictKind kind, Iterations iterations, double* out) const;
+  // Scorers over part of the forest, built on first use, so that a request for some iterations
+  // evaluates only their trees: QuickScorer evaluates every tree of its forest for a block.
+  struct Slices {
+    std::mutex mutex;
+    std::vector<std::pair<std::pair<int, int>, std::shared_ptr<const ExactScorer>>> built;  // by (first, count)
+  };
+
+  explicit EnginePredictor(ExactScorer scorer) : scorer_(std::move(scorer)), slices_(std::make_unique<Slices>()) {}
+  // The scorer for a request's iterations: the whole model's, or a slice of it that is whole
+  // for the request (*iterations becomes every iteration of the slice). The returned pointer
+  // keeps a slice alive while a call scores with it.
+  std::shared_ptr<const ExactScorer> ScorerFor(Iterations* iterations) const;
+  static void PredictPart(const ExactScorer& scorer, const FeatureBatch& rows, PredictKind kind, Iterations iterations,
+                          double* out);
 
   ExactScorer scorer_;
+  std::unique_ptr<Slices> slices_;
 };
 
 }  // namespace engine

@@ -18,8 +18,10 @@ ExactScorer::ExactScorer(Forest forest, Layout layout) : forest_(std::make_share
   const bool fits = QuickScorer::Fits(*forest_);
   if (layout == Layout::kQuickScorer && !fits) throw std::invalid_argument("a tree has more than 64 leaves");
   if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) {
+    layout_ = Layout::kQuickScorer;
     quick_ = std::make_unique<QuickScorer>(forest_);
   } else {
+    layout_ = Layout::kNodeWalk;
     walker_ = std::make_unique<NodeWalker>(*forest_);
   }
   std::vector<bool> read(static_cast<size_t>(forest_->num_features));
@@ -123,6 +125,21 @@ void ExactScorer::Range(Iterations iterations, int* first, int* count) const {
   *first = std::min(std::max(iterations.start, 0), total);
   const int remaining = total - *first;
   *count = (iterations.count <= 0 || iterations.count > remaining) ? remaining : iterations.count;
+}
+
+bool ExactScorer::IsWhole(Iterations iterations) const {
+  int first = 0, count = 0;
+  Range(iterations, &first, &count);
+  return first == 0 && count == forest_->num_iterations();
+}
+
+ExactScorer ExactScorer::Slice(Iterations iterations) const {
+  int first = 0, count = 0;
+  Range(iterations, &first, &count);
+  Forest part = *forest_;  // every setting as it is; only the trees change
+  const auto begin = forest_->trees.begin() + static_cast<std::ptrdiff_t>(first) * forest_->trees_per_iteration;
+  part.trees.assign(begin, begin + static_cast<std::ptrdiff_t>(count) * forest_->trees_per_iteration);
+  return ExactScorer(std::move(part), layout_);
 }
 
 int64_t ExactScorer::LeafOutputsPerRow(Iterations iterations) const {

@@ -49,6 +49,12 @@ class ExactScorer {
 
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(Iterations iterations, int* first, int* count) const;
+  // Whether a request's iterations are every iteration of the forest.
+  bool IsWhole(Iterations iterations) const;
+  // A scorer over the iterations' trees alone, in the same layout: its whole forest gives the
+  // bits this one gives for the range (the same trees, summed in the same order), without
+  // evaluating the trees outside it, which QuickScorer otherwise does for a block at once.
+  ExactScorer Slice(Iterations iterations) const;
 
   // For a single-class model: adds the iterations' leaf values to the running sums of the
   // batch's rows picked[0], ..., picked[count - 1] (every row in order where picked is null),
@@ -90,6 +96,7 @@ class ExactScorer {
                         const std::vector<int>& features, double* block);
 
   std::shared_ptr<const Forest> forest_;
+  Layout layout_;                        // the one in use: kQuickScorer or kNodeWalk
   std::unique_ptr<QuickScorer> quick_;   // one of the two layouts
   std::unique_ptr<NodeWalker> walker_;
   // Every tree's leaf values in one array, tree after tree, so summing reads no tree structure.
