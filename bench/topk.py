@@ -3,6 +3,9 @@ a 300-tree regressor, over cached rows of the benchmark's table, in the same run
 
 - "full": every row scored, then Spark's sort keeps the best (spark.treescore.topK.enabled=false);
 - "selected": the same query with treescore's exact top-K selection (the default);
+- "one_tree": the same query over the member's first tree alone, scored in full: what the query
+  costs besides its trees (the cache read, the features written, the sort), which no selection
+  of trees saves, so "full" over "one_tree" bounds the speed-up any selection can reach;
 - "approximate": treescore.top_k with a cheap model (20 trees x 15 leaves on the member's 10
   features of the highest gain, trained on the member's own predictions of other rows) whose
   oversample x k best rows are the candidates the member ranks;
@@ -25,6 +28,7 @@ OVERSAMPLE = 10
 CHEAP_TREES, CHEAP_LEAVES, CHEAP_FEATURES, CHEAP_TRAIN_ROWS = 20, 15, 10, 50_000
 METHODS = {"full": "every row scored, then sorted (topK.enabled=false)",
            "selected": "exact top-K selection (the default)",
+           "one_tree": "the query's fixed part: one tree, every row scored, then sorted",
            "approximate": f"top_k with a cheap model, oversample {OVERSAMPLE}",
            "ensemble_full": "the ensemble (3 members, weighted sum): every row scored, then sorted",
            "ensemble_selected": "the ensemble: exact top-K selection"}
@@ -58,6 +62,13 @@ def top_k(bench) -> None:
     for key, conf in (("full", {"spark.treescore.topK.enabled": "false"}), ("selected", {})):
         bench.spark_result(WORKLOAD, key, rows, lambda: run(key, query, frame, True),
                            warm_up=lambda: run(key, query, warm, False), conf=conf, note=METHODS[key], param=k)
+
+    def by_one_tree(source):
+        return source.select("id", treescore.score(model, num_iterations=1).alias("s")).orderBy(F.desc("s")).limit(k)
+
+    bench.spark_result(WORKLOAD, "one_tree", rows, lambda: run("one_tree", by_one_tree, frame, False),
+                       warm_up=lambda: run("one_tree", by_one_tree, warm, False),
+                       conf={"spark.treescore.topK.enabled": "false"}, note=METHODS["one_tree"], param=k)
     approximate = {}
 
     def run_approximate(source, keep):

@@ -78,11 +78,13 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     assert "| treescore, the expensive model alone |" in section and "| treescore, the fitted cascade |" in section
     assert f"{checked['agreement']:.2%}" in section and f"({checked['escalated_rows']:,} rows)" in section
 
-    # Top-K: the full score + sort, exact selection and the approximate mode timed on the same
-    # rows; exact selection gives the full sort's rows and score bits, both Booster.predict's top k.
+    # Top-K: the full score + sort, exact selection, the query's fixed part (one tree) and the
+    # approximate mode timed on the same rows; exact selection gives the full sort's rows and
+    # score bits, both Booster.predict's top k.
     topk = {r["method"]: r for r in first["results"] if r["workload"] == "topk"}
-    assert {m: r["status"] for m, r in topk.items()} == {"full": "ok", "selected": "ok", "approximate": "ok",
-                                                         "ensemble_full": "ok", "ensemble_selected": "ok"}
+    assert {m: r["status"] for m, r in topk.items()} == {"full": "ok", "selected": "ok", "one_tree": "ok",
+                                                         "approximate": "ok", "ensemble_full": "ok",
+                                                         "ensemble_selected": "ok"}
     checked = first["diagnostics"]["topk"]
     assert checked["selected_equals_full"] and checked["selected_is_top"] and checked["full_is_top"]
     whole = checked["ensemble"]
@@ -94,6 +96,7 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     assert approximate["rows_filtered"] == checked["rows"] - approximate["candidates"]
     section = report.split("## Top-K queries", 1)[1].split("\n## ", 1)[0]
     assert "| exact top-K selection (the default) |" in section and "| yes |" in section
+    assert "| the query's fixed part: one tree, every row scored, then sorted |" in section
     assert "| the ensemble: exact top-K selection |" in section and "**no**" not in section
 
     # A second part that reruns only scaling keeps A, B, C and the batch sweep from the first
