@@ -35,9 +35,16 @@ def extract_headers(sdist: str, version: str, dest: str) -> None:
         members = [m for m in archive.getmembers() if m.name.startswith(prefix) and m.isfile()]
         if not members:
             raise SystemExit(f"fetch_lightgbm: {sdist} has no {prefix}")
+        # Copied file by file rather than extracted: tarfile's extraction filters exist only from
+        # Python 3.11.4 on (Debian's 3.11 is 3.11.2), and only regular files under the prefix are wanted.
         for member in members:
-            member.name = os.path.join("include", member.name[len(prefix):])
-            archive.extract(member, dest, filter="data")
+            relative = os.path.normpath(member.name[len(prefix):])
+            if os.path.isabs(relative) or relative.split(os.sep)[0] == "..":
+                raise SystemExit(f"fetch_lightgbm: {sdist} has a header outside {prefix}: {member.name}")
+            target = os.path.join(dest, "include", relative)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with archive.extractfile(member) as source, open(target, "wb") as out:
+                shutil.copyfileobj(source, out)
 
 
 def extract_library(wheel: str, dest: str) -> str:
