@@ -272,6 +272,49 @@ def test_ensembles_of_models_are_selected_and_exact_on_hostile_values(spark, tmp
         assert rows_of(ranked).keys() == got.keys()
 
 
+def test_nested_ensembles_are_selected_and_exact_on_hostile_values(spark, tmp_path, full_scoring):
+    """An ensemble whose members include ensembles (weights of 0 or more, transforms at both
+    levels, a model in two of them) is bounded through its inner ensembles: LIMIT both ways and
+    rank() per group keep the rows and bits of the nested order of operations."""
+    names = ["binary", "rf", "regression", "dart"]
+    boosters = {name: shape_booster(name) for name in names}
+    x = np.vstack([scoring_rows(boosters[name], 0) for name in names])
+    frame = pd.DataFrame(x, columns=NUMERIC)
+    frame.insert(0, "id", np.arange(len(x)))
+    frame.to_parquet(tmp_path / "rows.parquet")
+    df = spark.read.parquet(str(tmp_path / "rows.parquet")).withColumn("g", F.col("id") % 3)
+    models = {name: treescore.Model.from_booster(b) for name, b in boosters.items()}
+    inner = treescore.Ensemble([models["binary"], models["rf"]], weights=[0.6, 0.4], combine="mean", transform="sigmoid")
+    middle = treescore.Ensemble([inner, treescore.Member(models["regression"], raw=True)], weights=[2.0, 0.5],
+                                combine="max")
+    outer = treescore.Ensemble([middle, models["dart"], models["binary"]], weights=[1.0, 0.3, 0.0], combine="sum",
+                               transform="expm1")
+    out = {name: b.predict(x) for name, b in boosters.items()}
+    inner_scores = transformed(weighted([out["binary"], out["rf"]], [0.6, 0.4], "mean"), ["sigmoid"])
+    middle_scores = weighted([inner_scores, boosters["regression"].predict(x, raw_score=True)], [2.0, 0.5], "max")
+    expected = transformed(weighted([middle_scores, out["dart"], out["binary"]], [1.0, 0.3, 0.0], "sum"), ["expm1"])
+    for descending in (True, False):
+        order = F.desc("s") if descending else F.asc("s")
+        query = df.select("id", treescore.score(outer).alias("s")).orderBy(order).limit(25)
+        assert selects(query, 25, "descending" if descending else "ascending")
+        assert_top(rows_of(query), expected, 25, descending)
+    ranked = df.select("id", "g", treescore.score(outer).alias("s")) \
+        .withColumn("r", F.rank().over(Window.partitionBy("g").orderBy(F.desc("s")))).where("r <= 4")
+    assert selects(ranked, 4, per_group=True)
+    got = rows_of(ranked)
+    groups = np.arange(len(x)) % 3
+    for g in range(3):
+        assert {i for i in got if groups[i] == g} == top_with_ties(expected, 4, among=np.flatnonzero(groups == g))
+    assert_same_bits([got[i] for i in sorted(got)], expected[sorted(got)])
+    assert batch_score_metrics(ranked)["topKRowsDropped"] > 0
+    with full_scoring:
+        assert rows_of(ranked).keys() == got.keys()
+    negative_inside = treescore.Ensemble([treescore.Ensemble([models["rf"], models["dart"]], weights=[1.0, -1.0], combine="sum"),
+                                          models["binary"]])
+    query = df.select("id", treescore.score(negative_inside).alias("s")).orderBy(F.desc("s")).limit(5)
+    assert "top 5 by" not in plan_of(query)
+
+
 def test_other_scores_of_the_same_select_are_scored_for_the_kept_rows(spark, tmp_path, regression_booster,
                                                                     binary_booster):
     df, x = feature_frame(spark, tmp_path, 20_000, seed=27)

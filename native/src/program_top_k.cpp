@@ -1,5 +1,6 @@
 #include "program_top_k.h"
 
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -8,35 +9,76 @@
 #include "engine/engine_predictor.h"
 
 namespace treescore {
+namespace {
 
-engine::TopKSelector TopKSelectorFor(const Program& program, engine::TopKQuery query, int trees_per_stage) {
-  const std::vector<ProgramNode>& nodes = program.nodes();
-  const auto* ensemble = std::get_if<EnsembleNode>(&nodes.back());
-  if (ensemble == nullptr) throw std::invalid_argument("top-K selection over a program needs an ensemble at its root");
-  std::vector<engine::TopKMember> members;
-  for (size_t m = 0; m < ensemble->members.size(); ++m) {
-    const auto* model = std::get_if<ModelNode>(&nodes[static_cast<size_t>(ensemble->members[m])]);
+// Reads a program's ensembles and their member models into the selector's terms, each node
+// once (a node two ensembles share is one member, scored once).
+class SelectorSpec {
+ public:
+  explicit SelectorSpec(const Program& program) : nodes_(program.nodes()) {}
+
+  // The part that node `index` is in the ensemble that lists it (as its member `position`).
+  engine::TopKEnsemble::Part PartFor(int index, size_t position) {
+    const ProgramNode& node = nodes_.at(static_cast<size_t>(index));
+    if (const auto* ensemble = std::get_if<EnsembleNode>(&node)) return {true, EnsembleIndex(index, *ensemble), 1};
+    const auto* model = std::get_if<ModelNode>(&node);
     if (model == nullptr) {
-      throw std::invalid_argument("top-K selection over an ensemble needs models as members; member " +
-                                  std::to_string(m) + " is not one");
+      throw std::invalid_argument("top-K selection over an ensemble needs models or ensembles as members; member " +
+                                  std::to_string(position) + " is neither (a route or cascade)");
     }
-    const auto* engine_model = dynamic_cast<const engine::EnginePredictor*>(model->model.get());
+    return {false, MemberIndex(index, *model, position), 1};
+  }
+
+  // Lists the ensemble at node `index` after the ensembles among its members.
+  size_t EnsembleIndex(int index, const EnsembleNode& node) {
+    if (const auto found = ensemble_of_node_.find(index); found != ensemble_of_node_.end()) return found->second;
+    engine::TopKEnsemble ensemble;
+    ensemble.combine = node.combine;
+    ensemble.transforms = node.transforms;
+    for (size_t m = 0; m < node.members.size(); ++m) {
+      engine::TopKEnsemble::Part part = PartFor(node.members[m], m);
+      part.weight = node.weights[m];
+      ensemble.parts.push_back(part);
+    }
+    ensembles.push_back(std::move(ensemble));
+    return ensemble_of_node_[index] = ensembles.size() - 1;
+  }
+
+  std::vector<engine::TopKMember> members;
+  std::vector<engine::TopKEnsemble> ensembles;  // innermost first
+
+ private:
+  size_t MemberIndex(int index, const ModelNode& node, size_t position) {
+    if (const auto found = member_of_node_.find(index); found != member_of_node_.end()) return found->second;
+    const auto* engine_model = dynamic_cast<const engine::EnginePredictor*>(node.model.get());
     if (engine_model == nullptr) {
       throw std::invalid_argument("top-K selection needs every member on treescore's engine; member " +
-                                  std::to_string(m) + " is not");
+                                  std::to_string(position) + " is not");
     }
-    if (model->kind != PredictKind::kPrediction && model->kind != PredictKind::kRaw) {
+    if (node.kind != PredictKind::kPrediction && node.kind != PredictKind::kRaw) {
       throw std::invalid_argument("top-K selection ranks predictions or raw scores only");
     }
     engine::TopKMember member;
     member.model = &engine_model->scorer();
-    member.raw = model->kind == PredictKind::kRaw;
-    member.columns = model->columns;
-    member.weight = ensemble->weights[m];
+    member.raw = node.kind == PredictKind::kRaw;
+    member.columns = node.columns;
     members.push_back(std::move(member));
+    return member_of_node_[index] = members.size() - 1;
   }
-  return engine::TopKSelector(std::move(members), engine::TopKEnsemble{ensemble->combine, ensemble->transforms}, query,
-                              trees_per_stage);
+
+  const std::vector<ProgramNode>& nodes_;
+  std::map<int, size_t> member_of_node_, ensemble_of_node_;
+};
+
+}  // namespace
+
+engine::TopKSelector TopKSelectorFor(const Program& program, engine::TopKQuery query, int trees_per_stage) {
+  const std::vector<ProgramNode>& nodes = program.nodes();
+  const auto* root = std::get_if<EnsembleNode>(&nodes.back());
+  if (root == nullptr) throw std::invalid_argument("top-K selection over a program needs an ensemble at its root");
+  SelectorSpec spec(program);
+  spec.EnsembleIndex(static_cast<int>(nodes.size()) - 1, *root);
+  return engine::TopKSelector(std::move(spec.members), std::move(spec.ensembles), query, trees_per_stage);
 }
 
 }  // namespace treescore

@@ -1,7 +1,8 @@
 // Exact top-K selection over ensemble programs against Program::Evaluate: for every combine rule,
-// transforms, directions, group counts and weights (a zero among them), every row of each
-// group's true top k (ties included) is kept with the bits the program scores it with, and rows
-// are dropped before their last stage. Members read the input's columns in orders of their own.
+// transforms, directions, group counts and weights (a zero among them), and for an ensemble
+// nested in another, every row of each group's true top k (ties included) is kept with the bits
+// the program scores it with, and rows are dropped before their last stage. Members read the
+// input's columns in orders of their own.
 #include <LightGBM/c_api.h>
 #include <gtest/gtest.h>
 
@@ -93,9 +94,9 @@ using Case = std::tuple<Combine, std::vector<Transform>, std::vector<double>, in
 
 class EnsembleTopKTest : public ::testing::TestWithParam<Case> {};
 
-TEST_P(EnsembleTopKTest, KeepsEveryRowOfEachGroupsTopKWithTheProgramsBits) {
-  const auto& [combine, transforms, weights, k, descending, num_groups] = GetParam();
-  const Program program = Ensemble(TrainedMembers().models, weights, combine, transforms);
+// Selects 3 batches of rows of `program` and expects every row of each group's true top k (ties
+// included) kept with the program's bits, and, with one group, rows dropped before their end.
+void ExpectEachGroupsTopK(const Program& program, int k, bool descending, int num_groups) {
   engine::TopKSelector selector = TopKSelectorFor(program, engine::TopKQuery{k, descending}, 7);
   ASSERT_TRUE(selector.boundable());
 
@@ -140,6 +141,11 @@ TEST_P(EnsembleTopKTest, KeepsEveryRowOfEachGroupsTopKWithTheProgramsBits) {
   }
 }
 
+TEST_P(EnsembleTopKTest, KeepsEveryRowOfEachGroupsTopKWithTheProgramsBits) {
+  const auto& [combine, transforms, weights, k, descending, num_groups] = GetParam();
+  ExpectEachGroupsTopK(Ensemble(TrainedMembers().models, weights, combine, transforms), k, descending, num_groups);
+}
+
 const Transform kExpm1{Transform::Type::kExpm1, 0, 0};
 const Transform kExp{Transform::Type::kExp, 0, 0};
 const Transform kSigmoid{Transform::Type::kSigmoid, 0, 0};
@@ -158,6 +164,31 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{Combine::kSum, {kSigmoid, kClip}, kWeights, 25, false, 1},
                       Case{Combine::kMean, {}, kWeights, 5, true, 9},
                       Case{Combine::kMedian, {kExpm1}, {2.0, 1.0, 1.0}, 3, false, 4}));
+
+// An ensemble of an ensemble: the mean of the first two members, through expm1, weighted with
+// the third member and (shared with the inner ensemble, so scored once) the first.
+Program Nested(const std::vector<std::shared_ptr<const Predictor>>& models, std::vector<double> inner_weights,
+               std::vector<double> outer_weights, Combine outer) {
+  std::vector<ProgramNode> nodes;
+  nodes.push_back(ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}});
+  nodes.push_back(ModelNode{models[1], PredictKind::kPrediction, {5, 1, 0, 3, 2}});
+  nodes.push_back(ModelNode{models[2], PredictKind::kRaw, {2, 3, 4, 5, 0}});
+  nodes.push_back(EnsembleNode{{0, 1}, std::move(inner_weights), Combine::kMean, {kExpm1}});
+  nodes.push_back(EnsembleNode{{3, 2, 0}, std::move(outer_weights), outer, {}});
+  return Program(std::move(nodes), kInputs, 0);
+}
+
+TEST(EnsembleTopK, KeepsEachGroupsTopKOfANestedEnsembleWithTheProgramsBits) {
+  const auto& models = TrainedMembers().models;
+  engine::TopKSelector selector = TopKSelectorFor(Nested(models, {0.5, 0.5}, {1.0, 0.3, 0.2}, Combine::kSum),
+                                                  engine::TopKQuery{10, true}, 7);
+  EXPECT_EQ(3 * 6, selector.num_stages());  // the shared member is one: three members of 40 trees in 6 stages
+  for (const bool descending : {true, false}) {
+    ExpectEachGroupsTopK(Nested(models, {0.5, 0.5}, {1.0, 0.3, 0.2}, Combine::kSum), 10, descending, 1);
+    ExpectEachGroupsTopK(Nested(models, {0.7, 0.3}, {0.5, 1.0, 0.0}, Combine::kMax), 4, descending, 5);
+  }
+  ExpectEachGroupsTopK(Nested(models, {0.5, 0.5}, {2.0, 1.0, 1.0}, Combine::kMedian), 15, true, 1);
+}
 
 TEST(EnsembleTopK, ScoresEveryRowWhereAWeightedOutputCouldBeInfinite) {
   // 1e308 times an output above 1 overflows: no bound orders an infinite sum, so nothing is dropped.
@@ -183,6 +214,13 @@ TEST(EnsembleTopK, RefusesWhatItCannotBound) {
   std::vector<ProgramNode> nested{ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}}, RouteNode{0, {0}},
                                   EnsembleNode{{0, 1}, {1.0, 1.0}, Combine::kSum, {}}};
   EXPECT_THROW(TopKSelectorFor(Program(std::move(nested), kInputs, 1), engine::TopKQuery{5}), std::invalid_argument);
+  // A negative weight inside a nested ensemble, and a route among a nested ensemble's members.
+  EXPECT_THROW(TopKSelectorFor(Nested(models, {0.5, -0.5}, {1.0, 0.3, 0.2}, Combine::kSum), engine::TopKQuery{5}),
+               std::invalid_argument);
+  std::vector<ProgramNode> deep{ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}}, RouteNode{0, {0}},
+                                EnsembleNode{{0, 1}, {1.0, 1.0}, Combine::kSum, {}},
+                                EnsembleNode{{0, 2}, {1.0, 1.0}, Combine::kMean, {}}};
+  EXPECT_THROW(TopKSelectorFor(Program(std::move(deep), kInputs, 1), engine::TopKQuery{5}), std::invalid_argument);
   // A member on LightGBM's predictor.
   auto lightgbm = std::make_shared<Booster>(Booster::FromModelText(Train("regression", 1)));
   std::vector<ProgramNode> mixed{ModelNode{lightgbm, PredictKind::kPrediction, {0, 1, 2, 3, 4}},

@@ -87,32 +87,50 @@ TopKSelector::TopKSelector(TopKMember model, TopKQuery query, int trees_per_stag
   boundable_ = members_.front().EveryLeaf([](double v) { return !std::isnan(v); });
 }
 
-TopKSelector::TopKSelector(std::vector<TopKMember> members, TopKEnsemble ensemble, TopKQuery query,
+TopKSelector::TopKSelector(std::vector<TopKMember> members, std::vector<TopKEnsemble> ensembles, TopKQuery query,
                            int trees_per_stage)
-    : is_ensemble_(true), ensemble_(std::move(ensemble)), query_(query) {
-  if (members.empty()) throw std::invalid_argument("top-K selection over an ensemble needs a member");
-  std::vector<double> weights;
-  for (TopKMember& member : members) {
-    if (!(member.weight >= 0) || std::isinf(member.weight)) {
-      throw std::invalid_argument("top-K selection over an ensemble needs finite weights of 0 or more, not " +
-                                  std::to_string(member.weight));
-    }
-    weights.push_back(member.weight);
-    members_.emplace_back(std::move(member), trees_per_stage);
+    : ensembles_(std::move(ensembles)), query_(query) {
+  if (members.empty() || ensembles_.empty()) {
+    throw std::invalid_argument("top-K selection over an ensemble needs a member and an ensemble");
   }
-  weight_sum_ = WeightSum(weights);
-  weighted_.resize(members_.size());
+  for (TopKMember& member : members) members_.emplace_back(std::move(member), trees_per_stage);
+  for (size_t e = 0; e < ensembles_.size(); ++e) {
+    const TopKEnsemble& ensemble = ensembles_[e];
+    if (ensemble.parts.empty()) throw std::invalid_argument("a top-K ensemble has no members");
+    std::vector<double> weights;
+    for (const TopKEnsemble::Part& part : ensemble.parts) {
+      if (!(part.weight >= 0) || std::isinf(part.weight)) {
+        throw std::invalid_argument("top-K selection over an ensemble needs finite weights of 0 or more, not " +
+                                    std::to_string(part.weight));
+      }
+      if (part.ensemble ? part.index >= e : part.index >= members_.size()) {
+        throw std::invalid_argument("top-K ensemble " + std::to_string(e) + " has a member that is not listed before it");
+      }
+      weights.push_back(part.weight);
+    }
+    weight_sums_.push_back(WeightSum(weights));
+    weighted_.emplace_back(ensemble.parts.size());
+  }
+  member_values_.resize(members_.size());
+  ensemble_values_.resize(ensembles_.size());
   Schedule();
   // Bounds combine only while no weighted output can be infinite: a sum of +inf and -inf, or
   // 0 * inf, is NaN, which no bound orders. With finite leaves, each member's output lies
-  // within its bounds over all its trees, so finite weighted bounds there rule infinities out.
-  for (size_t m = 0; m < members_.size(); ++m) {
-    const double weight = members_[m].spec.weight;
-    boundable_ = boundable_ && members_[m].EveryLeaf([](double v) { return std::isfinite(v); }) &&
-                 std::isfinite(weight * MemberBound(m, 0.0, 0, nullptr, true)) &&
-                 std::isfinite(weight * MemberBound(m, 0.0, 0, nullptr, false));
+  // within its bounds over all its trees, and each ensemble's within the combination of its
+  // parts' such bounds, so finite weighted bounds there rule infinities out at every level.
+  for (const Member& member : members_) {
+    boundable_ = boundable_ && member.EveryLeaf([](double v) { return std::isfinite(v); });
   }
-  if (ensemble_.combine == treescore::Combine::kMean) boundable_ = boundable_ && weight_sum_ > 0;
+  for (const bool upper : {true, false}) {
+    for (size_t m = 0; m < members_.size(); ++m) member_values_[m] = MemberBound(m, 0.0, 0, nullptr, upper);
+    Combined(upper ? 1 : -1);
+    for (const TopKEnsemble& ensemble : ensembles_) {
+      for (const TopKEnsemble::Part& part : ensemble.parts) boundable_ = boundable_ && std::isfinite(WeightedPart(part));
+    }
+  }
+  for (size_t e = 0; e < ensembles_.size(); ++e) {
+    if (ensembles_[e].combine == treescore::Combine::kMean) boundable_ = boundable_ && weight_sums_[e] > 0;
+  }
 }
 
 void TopKSelector::Schedule() {
@@ -163,9 +181,30 @@ double TopKSelector::MemberOutput(size_t m, double raw) const {
 }
 
 double TopKSelector::Score(const double* sums) {
-  if (!is_ensemble_) return MemberOutput(0, sums[0]);
-  for (size_t m = 0; m < members_.size(); ++m) weighted_[m] = members_[m].spec.weight * MemberOutput(m, sums[m]);
-  return ApplyTransforms(CombineRow(ensemble_.combine, weighted_, weight_sum_, &median_scratch_), ensemble_.transforms);
+  if (ensembles_.empty()) return MemberOutput(0, sums[0]);
+  for (size_t m = 0; m < members_.size(); ++m) member_values_[m] = MemberOutput(m, sums[m]);
+  return Combined(0);
+}
+
+double TopKSelector::WeightedPart(const TopKEnsemble::Part& part) const {
+  return part.weight * (part.ensemble ? ensemble_values_[part.index] : member_values_[part.index]);
+}
+
+double TopKSelector::Combined(int widen) {
+  const double direction = widen > 0 ? kInfinity : -kInfinity;
+  for (size_t e = 0; e < ensembles_.size(); ++e) {
+    const TopKEnsemble& ensemble = ensembles_[e];
+    std::vector<double>& weighted = weighted_[e];
+    for (size_t p = 0; p < ensemble.parts.size(); ++p) weighted[p] = WeightedPart(ensemble.parts[p]);
+    double value = CombineRow(ensemble.combine, weighted, weight_sums_[e], &median_scratch_);
+    for (const treescore::Transform& transform : ensemble.transforms) {
+      value = ApplyTransform(value, transform);
+      if (widen == 0 || ExactlyMonotone(transform)) continue;
+      for (int i = 0; i < kTransformUlps; ++i) value = std::nextafter(value, direction);
+    }
+    ensemble_values_[e] = value;
+  }
+  return ensemble_values_.back();
 }
 
 double TopKSelector::MemberBound(size_t m, double sum, size_t done, const uint16_t* bins, bool upper) const {
@@ -184,21 +223,16 @@ double TopKSelector::BestKey(int32_t row, size_t step, bool binned) {
   const std::vector<size_t>& done = done_after_[step];
   const double* sums = sums_.data() + static_cast<size_t>(row) * members_.size();
   const uint16_t* bins = binned ? bins_.data() + static_cast<size_t>(row) * bins_per_row_ : nullptr;
-  if (!is_ensemble_) return Key(MemberBound(0, sums[0], done[0], bins, query_.descending));
+  if (ensembles_.empty()) return Key(MemberBound(0, sums[0], done[0], bins, query_.descending));
   // Every floating-point step of the combination (a product by a weight of 0 or more, a sum,
   // a quotient by a positive sum, min, max, a sort) is nondecreasing in its operands, so the
-  // combination of the members' bounds bounds the combination of their outputs; the
-  // transforms from libm are within an ulp of nondecreasing functions, hence the ulps.
+  // combination of the members' bounds bounds the combination of their outputs, at every
+  // level of nesting; the transforms from libm are within an ulp of nondecreasing functions,
+  // hence the ulps Combined widens them by.
   for (size_t m = 0; m < members_.size(); ++m) {
-    weighted_[m] = members_[m].spec.weight * MemberBound(m, sums[m], done[m], binned ? bins + first_bin_[m] : nullptr, query_.descending);
+    member_values_[m] = MemberBound(m, sums[m], done[m], binned ? bins + first_bin_[m] : nullptr, query_.descending);
   }
-  double bound = CombineRow(ensemble_.combine, weighted_, weight_sum_, &median_scratch_);
-  const double direction = query_.descending ? kInfinity : -kInfinity;
-  for (const treescore::Transform& transform : ensemble_.transforms) {
-    bound = ApplyTransform(bound, transform);
-    if (ExactlyMonotone(transform)) continue;
-    for (int i = 0; i < kTransformUlps; ++i) bound = std::nextafter(bound, direction);
-  }
+  const double bound = Combined(query_.descending ? 1 : -1);
   return std::isnan(bound) ? kInfinity : Key(bound);
 }
 

@@ -19,7 +19,8 @@
 //
 // An ensemble with non-negative weights is bounded through its members: each member's output
 // is bounded as one model's, and the ensemble's combination and transforms, nondecreasing in
-// each member's output, turn the members' bounds into a bound on the ensemble's score.
+// each member's output, turn the members' bounds into a bound on the ensemble's score. An
+// ensemble among an ensemble's members is bounded the same way, innermost first.
 #pragma once
 
 #include <cstdint>
@@ -49,11 +50,17 @@ struct TopKMember {
   Iterations iterations;
   // The batch column each model feature reads (one per feature); empty: feature f reads column f.
   std::vector<int32_t> columns;
-  double weight = 1;  // in an ensemble
 };
 
-// An ensemble's combination of its members' outputs (combine.h, as Program scores it).
+// An ensemble: its parts' outputs, each times its weight, combined, then transformed (combine.h,
+// as Program scores it). A part is a member model or an ensemble listed before this one.
 struct TopKEnsemble {
+  struct Part {
+    bool ensemble = false;  // false: members[index]; true: ensembles[index], an earlier one
+    size_t index = 0;
+    double weight = 1;
+  };
+  std::vector<Part> parts;
   treescore::Combine combine = treescore::Combine::kMean;
   std::vector<treescore::Transform> transforms;  // not the objective's engine::Transform
 };
@@ -64,12 +71,15 @@ class TopKSelector {
   // output per row or a k below 1. trees_per_stage <= 0 picks each model's stage size from
   // its number of trees.
   TopKSelector(TopKMember model, TopKQuery query, int trees_per_stage = 0);
-  // Ranks an ensemble's scores: weights[m] * output[m], combined, transformed. Each member's
-  // bound is a bound on its output; for non-negative weights every combination (sum, mean,
-  // min, max, median) is nondecreasing in each weighted output, and every transform in its
-  // input, so the ensemble's bound is the combination of its members' bounds. A negative
-  // weight throws; an ensemble whose outputs could be infinite (or NaN) is scored in full.
-  TopKSelector(std::vector<TopKMember> members, TopKEnsemble ensemble, TopKQuery query, int trees_per_stage = 0);
+  // Ranks the scores of the last of `ensembles`, whose parts are `members` and the ensembles
+  // before it (nested ensembles, innermost first). Each member's bound is a bound on its
+  // output; for non-negative weights every combination (sum, mean, min, max, median) is
+  // nondecreasing in each weighted output, and every transform in its input, so an ensemble's
+  // bound is the combination of its parts' bounds. A negative weight or a part that is not
+  // listed before its ensemble throws; an ensemble whose weighted outputs could be infinite (or
+  // NaN) is scored in full.
+  TopKSelector(std::vector<TopKMember> members, std::vector<TopKEnsemble> ensembles, TopKQuery query,
+               int trees_per_stage = 0);
 
   // Scores what it must of the batch. groups[r] (nullptr: every row in group 0) is row r's
   // group, 0 or more. Sets kept[r] to 1 for each row that may belong to its group's top k, and
@@ -129,8 +139,15 @@ class TopKSelector {
   double Key(double score) const { return query_.descending ? score : -score; }
   // Member m's output from its raw sum (averaged for random forests, transformed for predictions).
   double MemberOutput(size_t m, double raw) const;
-  // The score from the members' raw sums: the one member's output, or the ensemble's.
+  // The score from the members' raw sums: the one member's output, or the root ensemble's.
   double Score(const double* sums);
+  // Every ensemble's value, innermost first, into ensemble_values_, from its members' values
+  // (their outputs, or bounds on them) in member_values_; returns the root's. widen = +1 (-1)
+  // moves the result of each transform that is not exactly monotone up (down) by
+  // kTransformUlps, so that bounds stay bounds; 0 computes the score as Program does.
+  double Combined(int widen);
+  // The weighted value of one of an ensemble's parts, once Combined has reached that ensemble.
+  double WeightedPart(const TopKEnsemble::Part& part) const;
   // A bound on member m's output given its partial sum `sum` after `done` of its stages and
   // the row's bins for its rest bounds (nullptr: any row's): at least (upper) or at most
   // (lower) any output it can end with.
@@ -162,9 +179,8 @@ class TopKSelector {
   const FeatureBatch& Compact(const FeatureBatch& rows, std::vector<Candidate>* candidates);
 
   std::vector<Member> members_;
-  bool is_ensemble_ = false;
-  TopKEnsemble ensemble_;
-  double weight_sum_ = 0;
+  std::vector<TopKEnsemble> ensembles_;  // empty: one model's scores; else the last is the root
+  std::vector<double> weight_sums_;      // per ensemble: what a mean divides by
   TopKQuery query_;
   bool boundable_ = true;           // false: every row is scored fully
   std::vector<Step> steps_;         // round-robin: every member's first stage, then every second, ...
@@ -184,7 +200,8 @@ class TopKSelector {
   size_t bins_per_row_ = 0;
   std::vector<int32_t> picked_;
   std::vector<double> running_;
-  std::vector<double> weighted_, median_scratch_;
+  std::vector<double> member_values_, ensemble_values_, median_scratch_;
+  std::vector<std::vector<double>> weighted_;  // per ensemble: its weighted parts
   std::vector<double> bounds_;  // SplitLeaders' grouped bounds
   std::vector<double> compacted_;
   std::unique_ptr<RowMajor> compacted_rows_;

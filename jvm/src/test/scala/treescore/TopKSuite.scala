@@ -52,12 +52,13 @@ class TopKSuite extends SparkSuite {
     assert(rows == full && bits(rows.map(_._2)) == bits(full.map(_._2)))
   }
 
-  test("an ensemble of models with weights of 0 or more is selected, with the rows and bits of a full sort") {
+  test("an ensemble of models and ensembles, weights 0 or more, is selected, with the rows and bits of a full sort") {
     val (reg, bin) = (ModelScorer(regressionModel), ModelScorer(binaryModel))
     val expm1Mean = EnsembleScorer(Seq(Member(reg, 0.7), Member(bin, 0.3), Member(bin, 0.0)), Combine.Mean,
       Seq(OutputTransform.Expm1))
     val median = EnsembleScorer(Seq(Member(reg), Member(bin, 2.0), Member(reg, 0.5)), Combine.Median)
-    for (ensemble <- Seq(expm1Mean, median); descending <- Seq(true, false)) {
+    val nested = EnsembleScorer(Seq(Member(expm1Mean, 0.5), Member(median, 0.25), Member(bin)), Combine.Sum)
+    for (ensemble <- Seq(expm1Mean, median, nested); descending <- Seq(true, false)) {
       def query() = {
         val s = fixtureFrame.select(col("regression"), col("binary"), score(ensemble).as("s"))
         s.orderBy(if (descending) desc("s") else col("s").asc).limit(7)
@@ -72,9 +73,11 @@ class TopKSuite extends SparkSuite {
     }
     val negative = EnsembleScorer(Seq(Member(reg, 2.0), Member(bin, -1.0)), Combine.Sum)
     assert(selection(fixtureFrame.select(score(negative).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
+    val negativeInside = EnsembleScorer(Seq(Member(negative), Member(reg)))
+    assert(selection(fixtureFrame.select(score(negativeInside).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
     val routed = RoutedScorer("f0", Seq("0" -> reg), Some(bin))
-    val nested = EnsembleScorer(Seq(Member(reg), Member(routed)))
-    assert(selection(fixtureFrame.select(score(nested).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
+    val withRoute = EnsembleScorer(Seq(Member(reg), Member(routed)))
+    assert(selection(fixtureFrame.select(score(withRoute).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
   }
 
   test("a partition's floor is the k-th best key of the other partitions' published keys") {
