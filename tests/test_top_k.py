@@ -185,6 +185,40 @@ def test_hostile_values_and_saturated_probabilities(spark, binary_booster, full_
         assert set(rows_of(ranked)) == top_with_ties(expected, 40, descending)
 
 
+def hostile_frame(spark, tmp_path, x: np.ndarray, names):
+    """x's rows as a DataFrame with an "id" and a group "g" (id % 3), read back from Parquet: a
+    local relation would be scored while planning."""
+    frame = pd.DataFrame(x, columns=names)
+    frame.insert(0, "id", np.arange(len(x)))
+    frame.to_parquet(tmp_path / "rows.parquet")
+    return spark.read.parquet(str(tmp_path / "rows.parquet")).withColumn("g", F.col("id") % 3)
+
+
+def assert_queries_exact(df, scorer, expected: np.ndarray, full_scoring, limit: int, per_group: int, name="",
+                         drops: bool = False) -> None:
+    """ORDER BY score LIMIT `limit` both ways and rank() <= `per_group` per group "g" are
+    selected and keep the rows and bits of `expected` (by id), as the same queries with
+    selection off do; with `drops`, the grouped query drops rows before their last tree."""
+    for descending in (True, False):
+        order = F.desc("s") if descending else F.asc("s")
+        query = df.select("id", treescore.score(scorer).alias("s")).orderBy(order).limit(limit)
+        assert selects(query, limit, "descending" if descending else "ascending"), name
+        assert_top(rows_of(query), expected, limit, descending)
+    ranked = df.select("id", "g", treescore.score(scorer).alias("s")) \
+        .withColumn("r", F.rank().over(Window.partitionBy("g").orderBy(F.desc("s")))).where(f"r <= {per_group}")
+    assert selects(ranked, per_group, per_group=True), name
+    got = rows_of(ranked)
+    groups = np.arange(len(expected)) % 3
+    for g in range(3):
+        want = top_with_ties(expected, per_group, among=np.flatnonzero(groups == g))
+        assert {i for i in got if groups[i] == g} == want, name
+    assert_same_bits([got[i] for i in sorted(got)], expected[sorted(got)], name)
+    if drops:
+        assert batch_score_metrics(ranked)["topKRowsDropped"] > 0, name
+    with full_scoring:
+        assert rows_of(ranked).keys() == got.keys()
+
+
 @pytest.mark.parametrize("name", SINGLE_OUTPUT_SHAPES)
 def test_every_objective_and_boosting_on_hostile_values(spark, tmp_path, name, full_scoring):
     """Each single-output shape of test_model_shapes (every objective, rf, dart, goss, deep trees,
@@ -194,27 +228,8 @@ def test_every_objective_and_boosting_on_hostile_values(spark, tmp_path, name, f
     booster = shape_booster(name)
     categories = SHAPES[name][1]
     x = scoring_rows(booster, categories)
-    names = NUMERIC + (["cat"] if categories else [])
-    frame = pd.DataFrame(x, columns=names)
-    frame.insert(0, "id", np.arange(len(x)))
-    frame.to_parquet(tmp_path / "rows.parquet")  # read back: a local relation would be scored while planning
-    df = spark.read.parquet(str(tmp_path / "rows.parquet")).withColumn("g", F.col("id") % 3)
-    model = treescore.Model.from_booster(booster)
-    expected = booster.predict(x)
-    for descending in (True, False):
-        order = F.desc("s") if descending else F.asc("s")
-        query = df.select("id", treescore.score(model).alias("s")).orderBy(order).limit(30)
-        assert selects(query, 30, "descending" if descending else "ascending"), name
-        assert_top(rows_of(query), expected, 30, descending)
-    ranked = df.select("id", "g", treescore.score(model).alias("s")) \
-        .withColumn("r", F.rank().over(Window.partitionBy("g").orderBy(F.desc("s")))).where("r <= 5")
-    got = rows_of(ranked)
-    groups = np.arange(len(x)) % 3
-    for g in range(3):
-        assert {i for i in got if groups[i] == g} == top_with_ties(expected, 5, among=np.flatnonzero(groups == g)), name
-    assert_same_bits([got[i] for i in sorted(got)], expected[sorted(got)], name)
-    with full_scoring:
-        assert rows_of(ranked).keys() == got.keys()
+    df = hostile_frame(spark, tmp_path, x, NUMERIC + (["cat"] if categories else []))
+    assert_queries_exact(df, treescore.Model.from_booster(booster), booster.predict(x), full_scoring, 30, 5, name)
 
 
 # combine, transforms, members as (shape, weight, raw): shapes of test_model_shapes, so every
@@ -245,31 +260,12 @@ def test_ensembles_of_models_are_selected_and_exact_on_hostile_values(spark, tmp
     boosters = [shape_booster(name) for name, _, _ in members]
     categories = SHAPES[members[0][0]][1]
     x = np.vstack([scoring_rows(b, categories) for b in boosters])
-    names = NUMERIC + (["cat"] if categories else [])
-    frame = pd.DataFrame(x, columns=names)
-    frame.insert(0, "id", np.arange(len(x)))
-    frame.to_parquet(tmp_path / "rows.parquet")
-    df = spark.read.parquet(str(tmp_path / "rows.parquet")).withColumn("g", F.col("id") % 3)
+    df = hostile_frame(spark, tmp_path, x, NUMERIC + (["cat"] if categories else []))
     ensemble = treescore.Ensemble([treescore.Member(treescore.Model.from_booster(b), raw=raw)
                                    for b, (_, _, raw) in zip(boosters, members)],
                                   weights=[w for _, w, _ in members], combine=combine, transform=transforms or None)
     expected = ensemble_reference(boosters, members, x, combine, transforms)
-    for descending in (True, False):
-        order = F.desc("s") if descending else F.asc("s")
-        query = df.select("id", treescore.score(ensemble).alias("s")).orderBy(order).limit(30)
-        assert selects(query, 30, "descending" if descending else "ascending")
-        assert_top(rows_of(query), expected, 30, descending)
-    ranked = df.select("id", "g", treescore.score(ensemble).alias("s")) \
-        .withColumn("r", F.rank().over(Window.partitionBy("g").orderBy(F.desc("s")))).where("r <= 5")
-    assert selects(ranked, 5, per_group=True)
-    got = rows_of(ranked)
-    groups = np.arange(len(x)) % 3
-    for g in range(3):
-        assert {i for i in got if groups[i] == g} == top_with_ties(expected, 5, among=np.flatnonzero(groups == g))
-    assert_same_bits([got[i] for i in sorted(got)], expected[sorted(got)], combine)
-    assert batch_score_metrics(ranked)["topKRowsDropped"] > 0
-    with full_scoring:
-        assert rows_of(ranked).keys() == got.keys()
+    assert_queries_exact(df, ensemble, expected, full_scoring, 30, 5, combine, drops=True)
 
 
 def test_nested_ensembles_are_selected_and_exact_on_hostile_values(spark, tmp_path, full_scoring):
@@ -279,10 +275,7 @@ def test_nested_ensembles_are_selected_and_exact_on_hostile_values(spark, tmp_pa
     names = ["binary", "rf", "regression", "dart"]
     boosters = {name: shape_booster(name) for name in names}
     x = np.vstack([scoring_rows(boosters[name], 0) for name in names])
-    frame = pd.DataFrame(x, columns=NUMERIC)
-    frame.insert(0, "id", np.arange(len(x)))
-    frame.to_parquet(tmp_path / "rows.parquet")
-    df = spark.read.parquet(str(tmp_path / "rows.parquet")).withColumn("g", F.col("id") % 3)
+    df = hostile_frame(spark, tmp_path, x, NUMERIC)
     models = {name: treescore.Model.from_booster(b) for name, b in boosters.items()}
     inner = treescore.Ensemble([models["binary"], models["rf"]], weights=[0.6, 0.4], combine="mean", transform="sigmoid")
     middle = treescore.Ensemble([inner, treescore.Member(models["regression"], raw=True)], weights=[2.0, 0.5],
@@ -293,22 +286,7 @@ def test_nested_ensembles_are_selected_and_exact_on_hostile_values(spark, tmp_pa
     inner_scores = transformed(weighted([out["binary"], out["rf"]], [0.6, 0.4], "mean"), ["sigmoid"])
     middle_scores = weighted([inner_scores, boosters["regression"].predict(x, raw_score=True)], [2.0, 0.5], "max")
     expected = transformed(weighted([middle_scores, out["dart"], out["binary"]], [1.0, 0.3, 0.0], "sum"), ["expm1"])
-    for descending in (True, False):
-        order = F.desc("s") if descending else F.asc("s")
-        query = df.select("id", treescore.score(outer).alias("s")).orderBy(order).limit(25)
-        assert selects(query, 25, "descending" if descending else "ascending")
-        assert_top(rows_of(query), expected, 25, descending)
-    ranked = df.select("id", "g", treescore.score(outer).alias("s")) \
-        .withColumn("r", F.rank().over(Window.partitionBy("g").orderBy(F.desc("s")))).where("r <= 4")
-    assert selects(ranked, 4, per_group=True)
-    got = rows_of(ranked)
-    groups = np.arange(len(x)) % 3
-    for g in range(3):
-        assert {i for i in got if groups[i] == g} == top_with_ties(expected, 4, among=np.flatnonzero(groups == g))
-    assert_same_bits([got[i] for i in sorted(got)], expected[sorted(got)])
-    assert batch_score_metrics(ranked)["topKRowsDropped"] > 0
-    with full_scoring:
-        assert rows_of(ranked).keys() == got.keys()
+    assert_queries_exact(df, outer, expected, full_scoring, 25, 4, drops=True)
     negative_inside = treescore.Ensemble([treescore.Ensemble([models["rf"], models["dart"]], weights=[1.0, -1.0], combine="sum"),
                                           models["binary"]])
     query = df.select("id", treescore.score(negative_inside).alias("s")).orderBy(F.desc("s")).limit(5)
