@@ -1,7 +1,7 @@
 package treescore.execution
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, LeafExpression, MutableProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, LeafExpression}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.execution.metric.SQLMetric
@@ -14,23 +14,23 @@ import treescore.model.{Engine, IterationRange, ModelCache, NativeProgram, OffHe
 /**
  * One task's state for an ensemble, route, cascade or grid call: leases on every model inside
  * (all in the engine the plan chose), the compiled native program, its inputs as a feature
- * matrix (read in place from column vectors where they can be), and off-heap buffers for grid
- * values, route indices and outputs. A grid's points are never rows of the
+ * matrix (read in place from column vectors where they can be), its route indices, and off-heap
+ * buffers for grid values and outputs. A grid's points are never rows of the
  * DataFrame: each row's inputs are written once, and per point only the inputs that vary (the
  * varied ones and those derived from them), so the engine can share the rest of the work
  * between a row's points. Built by [[ProgramTaskScorer.open]], which releases whatever it
  * acquired if any step fails.
  */
 private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpression, engine: Engine,
-    encoded: EncodedProgram, program: NativeProgram, inputs: ProgramInputs, fixedInputs: FeatureMatrix,
-    keys: MutableProjection, keyTypes: Seq[DataType], buffers: ProgramBuffers, nativeThreads: Int,
+    program: NativeProgram, inputs: ProgramInputs, fixedInputs: FeatureMatrix,
+    routes: RouteIndices, buffers: ProgramBuffers, nativeThreads: Int,
     metrics: Map[String, SQLMetric], owned: Owned) extends TaskScorer {
 
   private val pointValues = call.grid.map(_.valuesAt).getOrElse(Array(Array.empty[Double]))
   private val gridPoints = call.pointsPerRow
   private val valuesPerPoint = call.valuesPerPoint
   private val numVarying = inputs.varying.length
-  private val numSlots = encoded.routeSlots.length
+  private val numSlots = routes.numSlots
 
   override def score(batch: InputBatch): Unit = {
     val written = System.nanoTime()
@@ -40,7 +40,7 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
       val rows = batch.rows
       while (rows.hasNext) {
         val row = rows.next()
-        if (numSlots > 0) writeRoutes(row, i)
+        if (numSlots > 0) routes.write(row, i * gridPoints, gridPoints)
         var k = 0
         while (k < gridPoints && numVarying > 0) {
           inputs.point.values = pointValues(k)
@@ -53,26 +53,12 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
     val total = Math.toIntExact(batch.numRows.toLong * gridPoints)
     val start = System.nanoTime()
     metrics.get("featureWriteTime").foreach(_ += start - written)
-    val escalated = program.evaluate(fixedInputs.columns, total, if (numSlots > 0) Some(buffers.routes) else None,
+    val escalated = program.evaluate(fixedInputs.columns, total, if (numSlots > 0) Some(routes.indices) else None,
       nativeThreads, gridPoints, inputs.varying, buffers.gridValues, call.grid.map(_.monotone.code).getOrElse(0),
       call.grid.map(_.run).getOrElse(1), call.contributions, buffers.outputs)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
     metrics.get("escalatedRows").foreach(_ += escalated)
     metrics.get(TaskScorers.rowsMetric(engine)).foreach(_ += total)
-  }
-
-  /** Each route slot's index for this row, repeated for each of its grid points. */
-  private def writeRoutes(row: InternalRow, i: Long): Unit = {
-    val keyRow = keys(row)
-    var s = 0
-    while (s < numSlots) {
-      val slot = encoded.routeSlots(s)
-      val key = if (keyRow.isNullAt(slot.keyInput)) "null" else keyRow.get(slot.keyInput, keyTypes(slot.keyInput)).toString
-      val index = slot.routeIndex(key)
-      var k = 0
-      while (k < gridPoints) { buffers.routes.put((i * gridPoints + k) * numSlots + s, index); k += 1 }
-      s += 1
-    }
   }
 
   override def result(i: Int): Any = {
@@ -113,17 +99,17 @@ private[treescore] object ProgramTaskScorer {
       case g: GridValue => GridPointValue(g.name, axisOf(g.name), point)
     })
     val inputs = ProgramInputs(bound.take(numInputs), point)
-    val keys = MutableProjection.create(bound.drop(numInputs))
 
     // The inputs that vary are never read from it: each point's values come from the grid values.
     val fixedInputs = owned(new FeatureMatrix(inputs.fixed, numInputs, batchRows, None, None))
     val expandedRows = batchRows.toLong * call.pointsPerRow
     val buffers = ProgramBuffers(
       gridValues = owned(new OffHeapDoubles(expandedRows * inputs.varying.length)),
-      routes = owned(new OffHeapInts(expandedRows * encoded.routeSlots.length)),
       outputs = owned(new OffHeapDoubles(expandedRows * call.valuesPerPoint)))
-    new ProgramTaskScorer(call, engine, encoded, program, inputs, fixedInputs, keys, bound.drop(numInputs).map(_.dataType),
-      buffers, nativeThreads, metrics, owned)
+    val routes = new RouteIndices(bound.drop(numInputs), encoded.routeSlots,
+      owned(new OffHeapInts(expandedRows * encoded.routeSlots.length)))
+    new ProgramTaskScorer(call, engine, program, inputs, fixedInputs, routes, buffers, nativeThreads, metrics,
+      owned)
   }
 }
 
@@ -145,8 +131,7 @@ private[execution] object ProgramInputs {
 }
 
 /** A program task's off-heap buffers besides its inputs, each owned by the task's [[Owned]]. */
-private[execution] final case class ProgramBuffers(gridValues: OffHeapDoubles, routes: OffHeapInts,
-    outputs: OffHeapDoubles)
+private[execution] final case class ProgramBuffers(gridValues: OffHeapDoubles, outputs: OffHeapDoubles)
 
 /** The grid point a task scorer is writing, owned by that scorer: each axis's value. */
 private[execution] final class GridPoint {
