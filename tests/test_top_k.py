@@ -293,6 +293,44 @@ def test_nested_ensembles_are_selected_and_exact_on_hostile_values(spark, tmp_pa
     assert "top 5 by" not in plan_of(query)
 
 
+def test_routes_are_selected_and_exact_on_hostile_values(spark, tmp_path, full_scoring):
+    """A route by market to a model, an ensemble and a default model, alone and inside an
+    ensemble: each row is bounded (and scored) by the scorer its key picks, so LIMIT both ways
+    and rank() per market keep the rows and bits of a full score. A route that scores null for
+    a key keeps those rows, where a full sort puts them (first when ascending)."""
+    names = ["regression", "binary", "dart", "goss"]
+    boosters = {name: shape_booster(name) for name in names}
+    x = np.vstack([scoring_rows(boosters[name], 0) for name in names])
+    markets = ["DE", "FR", "IT"]
+    df = hostile_frame(spark, tmp_path, x, NUMERIC) \
+        .withColumn("market", F.element_at(F.array(*[F.lit(m) for m in markets]), (F.col("g") + 1).cast("int")))
+    models = {name: treescore.Model.from_booster(b) for name, b in boosters.items()}
+    blend = treescore.Ensemble([models["binary"], treescore.Member(models["dart"], raw=True)], weights=[0.5, 0.5],
+                               combine="sum")
+    route = treescore.Routed("market", {"DE": models["regression"], "FR": blend}, default=models["goss"])
+    outer = treescore.Ensemble([route, models["regression"]], weights=[1.0, 0.5], transform="sigmoid")
+    out = {name: b.predict(x) for name, b in boosters.items()}
+    g = np.arange(len(x)) % 3
+    blended = weighted([out["binary"], boosters["dart"].predict(x, raw_score=True)], [0.5, 0.5], "sum")
+    routed = np.where(g == 0, out["regression"], np.where(g == 1, blended, out["goss"]))
+    assert_queries_exact(df, route, routed, full_scoring, 25, 4, "route", drops=True)
+    assert_queries_exact(df, outer, transformed(weighted([routed, out["regression"]], [1.0, 0.5], "mean"), ["sigmoid"]),
+                         full_scoring, 25, 4, "route in an ensemble", drops=True)
+    partial = treescore.Routed("market", {"DE": models["regression"], "FR": blend}, on_unknown_key="null")
+    for descending in (True, False):
+        query = df.select("id", treescore.score(partial).alias("s")) \
+            .orderBy(F.desc("s") if descending else F.asc("s")).limit(10)
+        assert selects(query, 10, "descending" if descending else "ascending")
+        got = rows_of(query)
+        if descending:
+            assert_top(got, np.where(g == 2, -np.inf, routed), 10)  # no IT row reaches the top
+        else:
+            assert set(got) <= set(np.flatnonzero(g == 2).tolist()) and all(v is None for v in got.values())
+        with full_scoring:
+            plain = rows_of(query)
+        assert sorted(v is None for v in plain.values()) == sorted(v is None for v in got.values())
+
+
 def test_other_scores_of_the_same_select_are_scored_for_the_kept_rows(spark, tmp_path, regression_booster,
                                                                     binary_booster):
     df, x = feature_frame(spark, tmp_path, 20_000, seed=27)
@@ -312,22 +350,21 @@ def test_queries_selection_cannot_serve_are_scored_in_full_and_exact(spark, tmp_
     reg = treescore.Model.from_booster(regression_booster)
     binary = treescore.Model.from_booster(binary_booster)
     negative = treescore.Ensemble([reg, binary], weights=[0.5, -0.5], combine="sum")  # no longer nondecreasing
-    routed = treescore.Ensemble([reg, treescore.Routed("market", {"DE": binary}, default=reg)])
+    cascaded = treescore.Ensemble([reg, treescore.Cascade(binary, reg, accept_below=0.2, accept_above=0.8)])
     filtered = df.select("id", treescore.score(reg).alias("s")).where(F.col("x0") > 0).orderBy(F.desc("s")).limit(5)
     dense = df.select("id", treescore.score(reg).alias("s")) \
         .withColumn("r", F.dense_rank().over(Window.orderBy(F.desc("s")))).where("r <= 5")
     by_negative = df.select("id", treescore.score(negative).alias("s")).orderBy(F.desc("s")).limit(5)
-    by_routed = df.withColumn("market", F.lit("DE")).select("id", treescore.score(routed).alias("s")) \
-        .orderBy(F.desc("s")).limit(5)
+    by_cascaded = df.select("id", treescore.score(cascaded).alias("s")).orderBy(F.desc("s")).limit(5)
     by_expression = df.select("id", (treescore.score(reg) * 2).alias("s")).orderBy(F.desc("s")).limit(5)
     expected = regression_booster.predict(x)
-    for query in (dense, by_negative, by_routed, by_expression):
+    for query in (dense, by_negative, by_cascaded, by_expression):
         assert "top 5 by" not in plan_of(query)
     assert_top(rows_of(filtered), expected, 5, among=np.flatnonzero(x[:, 0] > 0))
     assert_top({i: v / 2 for i, v in rows_of(by_expression).items()}, expected, 5)
     assert set(rows_of(dense)) == top_with_ties(expected, 5)  # 5 distinct scores or more: at least 5 rows
     assert_top(rows_of(by_negative), weighted([expected, binary_booster.predict(x)], [0.5, -0.5], "sum"), 5)
-    assert len(rows_of(by_routed)) == 5
+    assert len(rows_of(by_cascaded)) == 5
 
 
 def test_lightgbm_engine_queries_are_not_selected(spark, tmp_path, regression_booster):

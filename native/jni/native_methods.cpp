@@ -207,10 +207,11 @@ void ReleaseTopK(JNIEnv* env, jclass, jlong handle) {
 
 // Scores what top-K selection needs of a batch: kept[r] (one int32 per row) says whether row r
 // may be in its group's top k, and scores[r] is then its score. groups_address is 0 for one
-// group, else num_rows int32 group numbers; floor is a key k rows kept elsewhere reach (-inf: none).
+// group, else num_rows int32 group numbers; routes_address 0 without routes, else num_rows x
+// route slots int32 route indices; floor is a key k rows kept elsewhere reach (-inf: none).
 jint SelectTopK(JNIEnv* env, jclass, jlong handle, jlong columns_address, jint num_cols, jlong row_stride,
-                jint num_rows, jlong groups_address, jdouble floor, jlong kept_address, jlong scores_address,
-                jlong capacity) {
+                jint num_rows, jlong groups_address, jlong routes_address, jdouble floor, jlong kept_address,
+                jlong scores_address, jlong capacity) {
   return Guarded<jint>(env, 0, [&] {
     if (num_rows > capacity) {
       throw std::invalid_argument("a batch of " + std::to_string(num_rows) + " rows does not fit the buffers passed");
@@ -220,7 +221,8 @@ jint SelectTopK(JNIEnv* env, jclass, jlong handle, jlong columns_address, jint n
     std::shared_ptr<TopKScan> scan = TopKScans().Get(handle);
     std::lock_guard<std::mutex> hold(scan->lock);
     return scan->selector.Select(rows, reinterpret_cast<const int32_t*>(groups_address), floor,
-                                 reinterpret_cast<int32_t*>(kept_address), reinterpret_cast<double*>(scores_address));
+                                 reinterpret_cast<int32_t*>(kept_address), reinterpret_cast<double*>(scores_address),
+                                 reinterpret_cast<const int32_t*>(routes_address));
   });
 }
 
@@ -277,7 +279,7 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("openTopK"), const_cast<char*>("(JIIIIZ)J"), reinterpret_cast<void*>(&OpenTopK)},
     {const_cast<char*>("openTopKProgram"), const_cast<char*>("(JIZ)J"), reinterpret_cast<void*>(&OpenTopKProgram)},
     {const_cast<char*>("releaseTopK"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseTopK)},
-    {const_cast<char*>("selectTopK"), const_cast<char*>("(JJIJIJDJJJ)I"), reinterpret_cast<void*>(&SelectTopK)},
+    {const_cast<char*>("selectTopK"), const_cast<char*>("(JJIJIJJDJJJ)I"), reinterpret_cast<void*>(&SelectTopK)},
     {const_cast<char*>("topKBestKeys"), const_cast<char*>("(J)[D"), reinterpret_cast<void*>(&TopKBestKeys)},
     {const_cast<char*>("topKTreeCounts"), const_cast<char*>("(J)[J"), reinterpret_cast<void*>(&TopKTreeCounts)},
     {const_cast<char*>("evaluateProgram"), const_cast<char*>("(JJIJIJJII[IJJIIZJJ)J"), reinterpret_cast<void*>(&EvaluateProgram)},

@@ -1,8 +1,8 @@
 // Exact top-K selection over ensemble programs against Program::Evaluate: for every combine rule,
-// transforms, directions, group counts and weights (a zero among them), and for an ensemble
-// nested in another, every row of each group's true top k (ties included) is kept with the bits
-// the program scores it with, and rows are dropped before their last stage. Members read the
-// input's columns in orders of their own.
+// transforms, directions, group counts and weights (a zero among them), for an ensemble nested in
+// another and for routes (at the root and inside an ensemble), every row of each group's true top
+// k (ties included) is kept with the bits the program scores it with, and rows are dropped before
+// their last stage. Members read the input's columns in orders of their own.
 #include <LightGBM/c_api.h>
 #include <gtest/gtest.h>
 
@@ -94,17 +94,32 @@ using Case = std::tuple<Combine, std::vector<Transform>, std::vector<double>, in
 
 class EnsembleTopKTest : public ::testing::TestWithParam<Case> {};
 
-// Selects 3 batches of rows of `program` and expects every row of each group's true top k (ties
-// included) kept with the program's bits, and, with one group, rows dropped before their end.
-void ExpectEachGroupsTopK(const Program& program, int k, bool descending, int num_groups) {
+constexpr int kRows = 12000;
+
+// Route indices for kRows rows and `slots` route slots: 0 to routes - 1, and -1 (no route, a
+// NaN score) for one row in 50.
+std::vector<int32_t> RouteIndices(int slots, int routes, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> indices(static_cast<size_t>(kRows) * static_cast<size_t>(slots));
+  for (int32_t& index : indices) index = rng() % 50 == 0 ? -1 : static_cast<int32_t>(rng() % static_cast<unsigned>(routes));
+  return indices;
+}
+
+// Selects 3 batches of kRows rows of `program` (with `routes`, kRows x its route slots, if it
+// has routes) and expects every row of each group's true top k (ties included) and every row
+// it scores NaN kept with the program's bits, and, with one group, rows dropped before their end.
+void ExpectEachGroupsTopK(const Program& program, int k, bool descending, int num_groups,
+                          const std::vector<int32_t>& routes = {}) {
   engine::TopKSelector selector = TopKSelectorFor(program, engine::TopKQuery{k, descending}, 7);
   ASSERT_TRUE(selector.boundable());
 
-  const int batches = 3, batch_rows = 4000, n = batches * batch_rows;
+  const int batches = 3, batch_rows = kRows / batches, n = kRows;
+  const size_t slots = static_cast<size_t>(program.num_route_slots());
+  const int32_t* route_index = slots == 0 ? nullptr : routes.data();
   const std::vector<double> inputs = Inputs(n, 41);
   const RowMajor matrix(inputs.data(), n, kInputs);
   std::vector<double> full(static_cast<size_t>(n));
-  program.Evaluate(matrix.batch(), n, nullptr, 1, GridPoints{}, 0, 1, full.data());
+  program.Evaluate(matrix.batch(), n, route_index, 1, GridPoints{}, 0, 1, full.data());
   std::vector<int32_t> groups(static_cast<size_t>(n));
   std::mt19937 rng(8);
   for (int32_t& g : groups) g = static_cast<int32_t>(rng() % static_cast<unsigned>(num_groups));
@@ -114,12 +129,16 @@ void ExpectEachGroupsTopK(const Program& program, int k, bool descending, int nu
   for (int b = 0; b < batches; ++b) {
     const size_t at = static_cast<size_t>(b) * batch_rows;
     selector.Select(matrix.batch().Rows(static_cast<int64_t>(at), batch_rows), num_groups == 1 ? nullptr : groups.data() + at,
-                    -INFINITY, kept.data() + at, scores.data() + at);
+                    -INFINITY, kept.data() + at, scores.data() + at, route_index == nullptr ? nullptr : route_index + at * slots);
+  }
+  for (int r = 0; r < n; ++r) {
+    if (std::isnan(full[r])) ASSERT_EQ(1, kept[static_cast<size_t>(r)]) << "row " << r << " scores NaN";
   }
   for (int g = 0; g < num_groups; ++g) {
     std::vector<double> keys;
     for (int r = 0; r < n; ++r) {
-      if (num_groups == 1 || groups[static_cast<size_t>(r)] == g) keys.push_back(descending ? full[r] : -full[r]);
+      const bool in_group = num_groups == 1 || groups[static_cast<size_t>(r)] == g;
+      if (in_group && !std::isnan(full[r])) keys.push_back(descending ? full[r] : -full[r]);
     }
     std::sort(keys.begin(), keys.end(), std::greater<double>());
     const double bar = keys[std::min(keys.size(), static_cast<size_t>(k)) - 1];
@@ -190,6 +209,73 @@ TEST(EnsembleTopK, KeepsEachGroupsTopKOfANestedEnsembleWithTheProgramsBits) {
   ExpectEachGroupsTopK(Nested(models, {0.5, 0.5}, {2.0, 1.0, 1.0}, Combine::kMedian), 15, true, 1);
 }
 
+// A route at the root (slot 0) to the first member, the second and an ensemble of the second and
+// third.
+Program RouteAtRoot(const std::vector<std::shared_ptr<const Predictor>>& models) {
+  std::vector<ProgramNode> nodes;
+  nodes.push_back(ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}});
+  nodes.push_back(ModelNode{models[1], PredictKind::kPrediction, {5, 1, 0, 3, 2}});
+  nodes.push_back(ModelNode{models[2], PredictKind::kRaw, {2, 3, 4, 5, 0}});
+  nodes.push_back(EnsembleNode{{1, 2}, {0.5, 0.5}, Combine::kMax, {}});
+  nodes.push_back(RouteNode{0, {0, 1, 3}});
+  return Program(std::move(nodes), kInputs, 2);
+}
+
+// A route to one model reading three orders of the columns: outputs on one scale, so that each
+// route's rows compete for the top, and a bound taken from the wrong part would drop some.
+Program RouteOfOneModel(const std::shared_ptr<const Predictor>& model) {
+  std::vector<ProgramNode> nodes;
+  nodes.push_back(ModelNode{model, PredictKind::kPrediction, {0, 1, 2, 3, 4}});
+  nodes.push_back(ModelNode{model, PredictKind::kPrediction, {5, 1, 0, 3, 2}});
+  nodes.push_back(ModelNode{model, PredictKind::kPrediction, {2, 3, 4, 5, 0}});
+  nodes.push_back(RouteNode{0, {0, 1, 2}});
+  return Program(std::move(nodes), kInputs, 1);
+}
+
+// An ensemble, through a sigmoid, of a route (slot 1) to the first or third member and of the
+// second member.
+Program RouteInside(const std::vector<std::shared_ptr<const Predictor>>& models) {
+  std::vector<ProgramNode> nodes;
+  nodes.push_back(ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}});
+  nodes.push_back(ModelNode{models[1], PredictKind::kPrediction, {5, 1, 0, 3, 2}});
+  nodes.push_back(ModelNode{models[2], PredictKind::kRaw, {2, 3, 4, 5, 0}});
+  nodes.push_back(RouteNode{1, {0, 2}});
+  nodes.push_back(EnsembleNode{{3, 1}, {0.6, 0.4}, Combine::kSum, {kSigmoid}});
+  return Program(std::move(nodes), kInputs, 2);
+}
+
+TEST(EnsembleTopK, KeepsEachGroupsTopKThroughRoutesScoringOnlyTheMembersTheyPick) {
+  const auto& models = TrainedMembers().models;
+  const std::vector<int32_t> routes = RouteIndices(2, 3, 17);
+  for (const bool descending : {true, false}) {
+    ExpectEachGroupsTopK(RouteAtRoot(models), 10, descending, 1, routes);
+    ExpectEachGroupsTopK(RouteAtRoot(models), 3, descending, 6, routes);
+    ExpectEachGroupsTopK(RouteInside(models), 12, descending, 1, RouteIndices(2, 2, 18));
+    ExpectEachGroupsTopK(RouteOfOneModel(models[0]), 20, descending, 1, RouteIndices(1, 3, 19));
+    ExpectEachGroupsTopK(RouteOfOneModel(models[1]), 5, descending, 4, RouteIndices(1, 3, 20));
+  }
+  // A full score of a row routed to one member evaluates that member's trees only, and so does
+  // selection: no row runs a member its route does not pick.
+  engine::TopKSelector selector = TopKSelectorFor(RouteAtRoot(models), engine::TopKQuery{kRows, true});
+  const std::vector<double> inputs = Inputs(kRows, 41);
+  const RowMajor matrix(inputs.data(), kRows, kInputs);
+  std::vector<int32_t> kept(kRows);
+  std::vector<double> scores(kRows);
+  EXPECT_EQ(kRows, selector.Select(matrix.batch(), nullptr, -INFINITY, kept.data(), scores.data(), routes.data()));
+  int64_t picked_trees = 0;
+  for (int r = 0; r < kRows; ++r) {
+    const int32_t route = routes[static_cast<size_t>(r) * 2];
+    picked_trees += route < 0 ? 0 : route < 2 ? 40 : 80;
+  }
+  EXPECT_EQ(picked_trees, selector.trees_in_full());
+  EXPECT_EQ(picked_trees, selector.trees_evaluated());  // k = every row: every picked tree runs, no other
+  EXPECT_THROW(selector.Select(matrix.batch(), nullptr, -INFINITY, kept.data(), scores.data()), std::invalid_argument);
+  std::vector<int32_t> out_of_range(routes);
+  out_of_range[0] = 3;
+  EXPECT_THROW(selector.Select(matrix.batch(), nullptr, -INFINITY, kept.data(), scores.data(), out_of_range.data()),
+               std::invalid_argument);
+}
+
 TEST(EnsembleTopK, ScoresEveryRowWhereAWeightedOutputCouldBeInfinite) {
   // 1e308 times an output above 1 overflows: no bound orders an infinite sum, so nothing is dropped.
   const Program program = Ensemble(TrainedMembers().models, {1e308, 1.0, 1.0}, Combine::kSum, {});
@@ -207,20 +293,20 @@ TEST(EnsembleTopK, RefusesWhatItCannotBound) {
   const auto& models = TrainedMembers().models;
   EXPECT_THROW(TopKSelectorFor(Ensemble(models, {0.5, -0.1, 0.6}, Combine::kSum, {}), engine::TopKQuery{5}),
                std::invalid_argument);
-  // A route at the root, and an ensemble with a route among its members.
-  std::vector<ProgramNode> routed{ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}},
-                                  RouteNode{0, {0}}};
+  // A cascade at the root, an ensemble with a cascade among its members, and a route to one.
+  const ModelNode first{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}};
+  const ModelNode second{models[1], PredictKind::kPrediction, {5, 1, 0, 3, 2}};
+  std::vector<ProgramNode> cascade{first, second, CascadeNode{0, 1, 0.2, 0.8}};
+  EXPECT_THROW(TopKSelectorFor(Program(std::move(cascade), kInputs, 0), engine::TopKQuery{5}), std::invalid_argument);
+  std::vector<ProgramNode> in_ensemble{first, second, CascadeNode{0, 1, 0.2, 0.8}, EnsembleNode{{0, 2}, {1.0, 1.0}, Combine::kSum, {}}};
+  EXPECT_THROW(TopKSelectorFor(Program(std::move(in_ensemble), kInputs, 0), engine::TopKQuery{5}), std::invalid_argument);
+  std::vector<ProgramNode> routed{first, second, CascadeNode{0, 1, 0.2, 0.8}, RouteNode{0, {1, 2}}};
   EXPECT_THROW(TopKSelectorFor(Program(std::move(routed), kInputs, 1), engine::TopKQuery{5}), std::invalid_argument);
-  std::vector<ProgramNode> nested{ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}}, RouteNode{0, {0}},
-                                  EnsembleNode{{0, 1}, {1.0, 1.0}, Combine::kSum, {}}};
-  EXPECT_THROW(TopKSelectorFor(Program(std::move(nested), kInputs, 1), engine::TopKQuery{5}), std::invalid_argument);
-  // A negative weight inside a nested ensemble, and a route among a nested ensemble's members.
+  // A negative weight inside a nested ensemble, and inside an ensemble a route picks.
   EXPECT_THROW(TopKSelectorFor(Nested(models, {0.5, -0.5}, {1.0, 0.3, 0.2}, Combine::kSum), engine::TopKQuery{5}),
                std::invalid_argument);
-  std::vector<ProgramNode> deep{ModelNode{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}}, RouteNode{0, {0}},
-                                EnsembleNode{{0, 1}, {1.0, 1.0}, Combine::kSum, {}},
-                                EnsembleNode{{0, 2}, {1.0, 1.0}, Combine::kMean, {}}};
-  EXPECT_THROW(TopKSelectorFor(Program(std::move(deep), kInputs, 1), engine::TopKQuery{5}), std::invalid_argument);
+  std::vector<ProgramNode> negative{first, second, EnsembleNode{{0, 1}, {1.0, -1.0}, Combine::kSum, {}}, RouteNode{0, {0, 2}}};
+  EXPECT_THROW(TopKSelectorFor(Program(std::move(negative), kInputs, 1), engine::TopKQuery{5}), std::invalid_argument);
   // A member on LightGBM's predictor.
   auto lightgbm = std::make_shared<Booster>(Booster::FromModelText(Train("regression", 1)));
   std::vector<ProgramNode> mixed{ModelNode{lightgbm, PredictKind::kPrediction, {0, 1, 2, 3, 4}},

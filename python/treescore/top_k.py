@@ -36,10 +36,10 @@ def top_k(df: DataFrame, scorer: ScorerLike, k: int, by: Optional[Union[str, Seq
     `rank()`, so every row tying with the k-th is kept.
 
     Exact (cheap=None): returns a DataFrame, the rows and scores a full score and a sort give.
-    A single model's prediction or raw score, and an Ensemble of models and such ensembles with
-    weights of 0 or more (any combine rule and transforms), are scored only as far as needed;
-    other scorers (routes, cascades, ensembles with a negative weight or with a route or
-    cascade inside) are scored in full (still exact).
+    A single model's prediction or raw score, and an Ensemble or Routed of models and such
+    ensembles and routes, with weights of 0 or more (any combine rule and transforms), are
+    scored only as far as needed; other scorers (cascades, ensembles with a negative weight or
+    with a cascade inside) are scored in full (still exact).
 
     Approximate (cheap given): returns an ApproximateTopK. The top ceil(oversample * k) rows
     per group by `cheap` (itself an exact top-K query: ties with the last broken as for k) are

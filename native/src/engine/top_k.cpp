@@ -88,8 +88,8 @@ TopKSelector::TopKSelector(TopKMember model, TopKQuery query, int trees_per_stag
 }
 
 TopKSelector::TopKSelector(std::vector<TopKMember> members, std::vector<TopKEnsemble> ensembles, TopKQuery query,
-                           int trees_per_stage)
-    : ensembles_(std::move(ensembles)), query_(query) {
+                           int trees_per_stage, int route_slots)
+    : ensembles_(std::move(ensembles)), route_slots_(route_slots), query_(query) {
   if (members.empty() || ensembles_.empty()) {
     throw std::invalid_argument("top-K selection over an ensemble needs a member and an ensemble");
   }
@@ -97,6 +97,11 @@ TopKSelector::TopKSelector(std::vector<TopKMember> members, std::vector<TopKEnse
   for (size_t e = 0; e < ensembles_.size(); ++e) {
     const TopKEnsemble& ensemble = ensembles_[e];
     if (ensemble.parts.empty()) throw std::invalid_argument("a top-K ensemble has no members");
+    if (ensemble.route_slot >= route_slots_) {
+      throw std::invalid_argument("top-K route slot " + std::to_string(ensemble.route_slot) + " of " +
+                                  std::to_string(route_slots_));
+    }
+    routed_ = routed_ || ensemble.route_slot >= 0;
     std::vector<double> weights;
     for (const TopKEnsemble::Part& part : ensemble.parts) {
       if (!(part.weight >= 0) || std::isinf(part.weight)) {
@@ -123,13 +128,16 @@ TopKSelector::TopKSelector(std::vector<TopKMember> members, std::vector<TopKEnse
   }
   for (const bool upper : {true, false}) {
     for (size_t m = 0; m < members_.size(); ++m) member_values_[m] = MemberBound(m, 0.0, 0, nullptr, upper);
-    Combined(upper ? 1 : -1);
+    Combined(upper ? 1 : -1, -1);
     for (const TopKEnsemble& ensemble : ensembles_) {
-      for (const TopKEnsemble::Part& part : ensemble.parts) boundable_ = boundable_ && std::isfinite(WeightedPart(part));
+      for (const TopKEnsemble::Part& part : ensemble.parts) {
+        boundable_ = boundable_ && std::isfinite(ensemble.route_slot >= 0 ? PartValue(part) : WeightedPart(part));
+      }
     }
   }
   for (size_t e = 0; e < ensembles_.size(); ++e) {
-    if (ensembles_[e].combine == treescore::Combine::kMean) boundable_ = boundable_ && weight_sums_[e] > 0;
+    const bool mean = ensembles_[e].route_slot < 0 && ensembles_[e].combine == treescore::Combine::kMean;
+    if (mean) boundable_ = boundable_ && weight_sums_[e] > 0;
   }
 }
 
@@ -180,21 +188,36 @@ double TopKSelector::MemberOutput(size_t m, double raw) const {
   return raw;
 }
 
-double TopKSelector::Score(const double* sums) {
+double TopKSelector::Score(int32_t row) {
+  const double* sums = sums_.data() + static_cast<size_t>(row) * members_.size();
   if (ensembles_.empty()) return MemberOutput(0, sums[0]);
   for (size_t m = 0; m < members_.size(); ++m) member_values_[m] = MemberOutput(m, sums[m]);
-  return Combined(0);
+  return Combined(0, row);
 }
 
-double TopKSelector::WeightedPart(const TopKEnsemble::Part& part) const {
-  return part.weight * (part.ensemble ? ensemble_values_[part.index] : member_values_[part.index]);
+double TopKSelector::PartValue(const TopKEnsemble::Part& part) const {
+  return part.ensemble ? ensemble_values_[part.index] : member_values_[part.index];
 }
 
-double TopKSelector::Combined(int widen) {
+double TopKSelector::WeightedPart(const TopKEnsemble::Part& part) const { return part.weight * PartValue(part); }
+
+double TopKSelector::Combined(int widen, int32_t row) {
   const double direction = widen > 0 ? kInfinity : -kInfinity;
   for (size_t e = 0; e < ensembles_.size(); ++e) {
     const TopKEnsemble& ensemble = ensembles_[e];
     std::vector<double>& weighted = weighted_[e];
+    if (ensemble.route_slot >= 0) {  // the picked part's value, as Program takes it
+      for (size_t p = 0; p < ensemble.parts.size(); ++p) weighted[p] = PartValue(ensemble.parts[p]);
+      if (row < 0) {
+        ensemble_values_[e] = widen > 0 ? *std::max_element(weighted.begin(), weighted.end())
+                                        : *std::min_element(weighted.begin(), weighted.end());
+      } else {
+        const int32_t pick = routes_[static_cast<size_t>(row) * static_cast<size_t>(route_slots_) +
+                                     static_cast<size_t>(ensemble.route_slot)];
+        ensemble_values_[e] = pick < 0 ? std::numeric_limits<double>::quiet_NaN() : weighted[static_cast<size_t>(pick)];
+      }
+      continue;
+    }
     for (size_t p = 0; p < ensemble.parts.size(); ++p) weighted[p] = WeightedPart(ensemble.parts[p]);
     double value = CombineRow(ensemble.combine, weighted, weight_sums_[e], &median_scratch_);
     for (const treescore::Transform& transform : ensemble.transforms) {
@@ -218,8 +241,37 @@ double TopKSelector::MemberBound(size_t m, double sum, size_t done, const uint16
   return bound;
 }
 
+void TopKSelector::FindNeeds(int32_t row) {
+  const size_t num_members = members_.size();
+  uint8_t* needs = needs_.data() + static_cast<size_t>(row) * num_members;
+  std::fill(needs, needs + num_members, 0);
+  active_.assign(ensembles_.size(), 0);
+  active_.back() = 1;
+  const auto reach = [&](const TopKEnsemble::Part& part) { (part.ensemble ? active_.data() : needs)[part.index] = 1; };
+  // Parts are listed before their ensembles, so one pass from the root down reaches them all.
+  for (size_t e = ensembles_.size(); e-- > 0;) {
+    if (!active_[e]) continue;
+    const TopKEnsemble& ensemble = ensembles_[e];
+    if (ensemble.route_slot < 0) {
+      for (const TopKEnsemble::Part& part : ensemble.parts) reach(part);
+      continue;
+    }
+    const int32_t pick = routes_[static_cast<size_t>(row) * static_cast<size_t>(route_slots_) +
+                                 static_cast<size_t>(ensemble.route_slot)];
+    if (pick < -1 || pick >= static_cast<int32_t>(ensemble.parts.size())) {
+      throw std::invalid_argument("route index " + std::to_string(pick) + " out of range");
+    }
+    if (pick == -1) {
+      unbounded_[static_cast<size_t>(row)] = 1;
+    } else {
+      reach(ensemble.parts[static_cast<size_t>(pick)]);
+    }
+  }
+}
+
 double TopKSelector::BestKey(int32_t row, size_t step, bool binned) {
   if (!boundable_) return kInfinity;  // nothing is dropped
+  if (routed_ && unbounded_[static_cast<size_t>(row)]) return kInfinity;  // its score is NaN
   const std::vector<size_t>& done = done_after_[step];
   const double* sums = sums_.data() + static_cast<size_t>(row) * members_.size();
   const uint16_t* bins = binned ? bins_.data() + static_cast<size_t>(row) * bins_per_row_ : nullptr;
@@ -228,11 +280,12 @@ double TopKSelector::BestKey(int32_t row, size_t step, bool binned) {
   // a quotient by a positive sum, min, max, a sort) is nondecreasing in its operands, so the
   // combination of the members' bounds bounds the combination of their outputs, at every
   // level of nesting; the transforms from libm are within an ulp of nondecreasing functions,
-  // hence the ulps Combined widens them by.
+  // hence the ulps Combined widens them by. A route's output is the picked part's, so its
+  // bound is that part's. Members a row does not need get bounds that nothing reads.
   for (size_t m = 0; m < members_.size(); ++m) {
     member_values_[m] = MemberBound(m, sums[m], done[m], binned ? bins + first_bin_[m] : nullptr, query_.descending);
   }
-  const double bound = Combined(query_.descending ? 1 : -1);
+  const double bound = Combined(query_.descending ? 1 : -1, row);
   return std::isnan(bound) ? kInfinity : Key(bound);
 }
 
@@ -274,14 +327,19 @@ FeatureBatch TopKSelector::MemberRows(const FeatureBatch& rows, size_t m) {
 }
 
 void TopKSelector::RunStage(const FeatureBatch& rows, size_t step, std::vector<Candidate>* candidates) {
-  const int32_t n = static_cast<int32_t>(candidates->size());
-  if (n == 0) return;
   const size_t num_members = members_.size();
   const Step& at = steps_[step];
+  // The candidates that need the step's member: all of them, unless routes pick other members.
+  needing_.clear();
+  for (size_t i = 0; i < candidates->size(); ++i) {
+    if (!routed_ || needs_[static_cast<size_t>((*candidates)[i].row) * num_members + at.member]) needing_.push_back(i);
+  }
+  const int32_t n = static_cast<int32_t>(needing_.size());
+  if (n == 0) return;
   picked_.resize(static_cast<size_t>(n));
   running_.resize(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) {
-    const Candidate& c = (*candidates)[static_cast<size_t>(i)];
+    const Candidate& c = (*candidates)[needing_[static_cast<size_t>(i)]];
     picked_[static_cast<size_t>(i)] = c.slot;
     running_[static_cast<size_t>(i)] = sums_[static_cast<size_t>(c.row) * num_members + at.member];
   }
@@ -292,7 +350,7 @@ void TopKSelector::RunStage(const FeatureBatch& rows, size_t step, std::vector<C
   member.stages[at.stage].AddRaw(MemberRows(rows, at.member), every_row ? nullptr : picked_.data(), n, Iterations{},
                                  running_.data());
   for (int32_t i = 0; i < n; ++i) {
-    Candidate& c = (*candidates)[static_cast<size_t>(i)];
+    Candidate& c = (*candidates)[needing_[static_cast<size_t>(i)]];
     double* sums = sums_.data() + static_cast<size_t>(c.row) * num_members;
     sums[at.member] = running_[static_cast<size_t>(i)];
     // The bounds for any row first, which drop most rows as well; the rows they keep are
@@ -327,7 +385,7 @@ void TopKSelector::Finish(const FeatureBatch& rows, std::vector<Candidate>* cand
     RunStage(rows, step, candidates);
   }
   for (const Candidate& c : *candidates) {
-    const double score = Score(sums_.data() + static_cast<size_t>(c.row) * members_.size());
+    const double score = Score(c.row);
     scores[c.row] = score;
     const double key = Key(score);
     kept[c.row] = (!(key < floor_) && Offer(c.group, key)) ? 1 : 0;
@@ -370,7 +428,7 @@ void TopKSelector::SplitLeaders(const std::vector<Candidate>& candidates, std::v
 }
 
 int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, double floor, int32_t* kept,
-                             double* scores) {
+                             double* scores, const int32_t* routes) {
   const int32_t n = rows.num_rows;
   if (groups != nullptr && floor > -kInfinity) throw std::invalid_argument("a top-K floor needs one group");
   floor_ = std::isnan(floor) ? -kInfinity : floor;
@@ -378,6 +436,8 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
     throw std::invalid_argument("rows have " + std::to_string(rows.num_cols) + " columns, the models read " +
                                 std::to_string(needed_columns_));
   }
+  if (routed_ && routes == nullptr && n > 0) throw std::invalid_argument("route indices missing");
+  routes_ = routes;
   std::vector<Candidate> candidates(static_cast<size_t>(n));
   sums_.assign(static_cast<size_t>(n) * members_.size(), 0.0);
   bins_.resize(std::max<size_t>(1, static_cast<size_t>(n) * bins_per_row_));
@@ -389,7 +449,18 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
     candidates[static_cast<size_t>(r)] = Candidate{r, r, group, kInfinity};
     kept[r] = 0;
   }
-  for (const Member& member : members_) trees_in_full_ += static_cast<int64_t>(n) * member.rest.Trees(0);
+  if (routed_) {  // each row's full score evaluates the trees of the members its routes pick
+    needs_.resize(static_cast<size_t>(n) * members_.size());
+    unbounded_.assign(static_cast<size_t>(n), 0);
+    for (int32_t r = 0; r < n; ++r) {
+      FindNeeds(r);
+      for (size_t m = 0; m < members_.size(); ++m) {
+        if (needs_[static_cast<size_t>(r) * members_.size() + m]) trees_in_full_ += members_[m].rest.Trees(0);
+      }
+    }
+  } else {
+    for (const Member& member : members_) trees_in_full_ += static_cast<int64_t>(n) * member.rest.Trees(0);
+  }
   if (!boundable_) {  // no bound holds: every row scored and kept
     Finish(rows, &candidates, 0, kept, scores);
     for (int32_t r = 0; r < n; ++r) kept[r] = 1;

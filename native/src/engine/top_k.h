@@ -20,7 +20,9 @@
 // An ensemble with non-negative weights is bounded through its members: each member's output
 // is bounded as one model's, and the ensemble's combination and transforms, nondecreasing in
 // each member's output, turn the members' bounds into a bound on the ensemble's score. An
-// ensemble among an ensemble's members is bounded the same way, innermost first.
+// ensemble among an ensemble's members is bounded the same way, innermost first. A route's
+// output is the output of the part its row's key picks, so its bound is that part's bound, and
+// a row scores (and is bounded by) only the members on the parts its routes pick.
 #pragma once
 
 #include <cstdint>
@@ -53,7 +55,9 @@ struct TopKMember {
 };
 
 // An ensemble: its parts' outputs, each times its weight, combined, then transformed (combine.h,
-// as Program scores it). A part is a member model or an ensemble listed before this one.
+// as Program scores it). A part is a member model or an ensemble listed before this one. With
+// route_slot >= 0 it is a route instead: its output is the part that the row's route index in
+// that slot picks (weights, combine and transforms unused), NaN where the index is -1.
 struct TopKEnsemble {
   struct Part {
     bool ensemble = false;  // false: members[index]; true: ensembles[index], an earlier one
@@ -63,6 +67,7 @@ struct TopKEnsemble {
   std::vector<Part> parts;
   treescore::Combine combine = treescore::Combine::kMean;
   std::vector<treescore::Transform> transforms;  // not the objective's engine::Transform
+  int route_slot = -1;
 };
 
 class TopKSelector {
@@ -75,19 +80,22 @@ class TopKSelector {
   // before it (nested ensembles, innermost first). Each member's bound is a bound on its
   // output; for non-negative weights every combination (sum, mean, min, max, median) is
   // nondecreasing in each weighted output, and every transform in its input, so an ensemble's
-  // bound is the combination of its parts' bounds. A negative weight or a part that is not
-  // listed before its ensemble throws; an ensemble whose weighted outputs could be infinite (or
-  // NaN) is scored in full.
+  // bound is the combination of its parts' bounds. A negative weight, a part that is not
+  // listed before its ensemble or a route slot not below route_slots throws; an ensemble whose
+  // weighted outputs could be infinite (or NaN) is scored in full.
   TopKSelector(std::vector<TopKMember> members, std::vector<TopKEnsemble> ensembles, TopKQuery query,
-               int trees_per_stage = 0);
+               int trees_per_stage = 0, int route_slots = 0);
 
   // Scores what it must of the batch. groups[r] (nullptr: every row in group 0) is row r's
   // group, 0 or more. Sets kept[r] to 1 for each row that may belong to its group's top k, and
   // scores[r] to its exact score; other rows get kept[r] = 0. Groups' best scores carry over
   // from batch to batch. `floor` is a key that k rows kept elsewhere reach (-inf if none is
   // known; with one group only): rows whose key falls below it are dropped too, since those k
-  // rows beat them. Returns the number of rows kept.
-  int32_t Select(const FeatureBatch& rows, const int32_t* groups, double floor, int32_t* kept, double* scores);
+  // rows beat them. `routes` (with routes: rows x route_slots indices, as Program::Evaluate
+  // takes them) says which part each route picks for each row; a row a route scores NaN for
+  // (index -1) is kept, unbounded. Returns the number of rows kept.
+  int32_t Select(const FeatureBatch& rows, const int32_t* groups, double floor, int32_t* kept, double* scores,
+                 const int32_t* routes = nullptr);
 
   // Group 0's best keys so far (at most k of them, in no order): what other scans of the same
   // query may take as their floor once this scan's rows are all kept or dropped.
@@ -139,14 +147,22 @@ class TopKSelector {
   double Key(double score) const { return query_.descending ? score : -score; }
   // Member m's output from its raw sum (averaged for random forests, transformed for predictions).
   double MemberOutput(size_t m, double raw) const;
-  // The score from the members' raw sums: the one member's output, or the root ensemble's.
-  double Score(const double* sums);
+  // Batch row `row`'s score from its members' raw sums: the one member's output, or the root
+  // ensemble's.
+  double Score(int32_t row);
   // Every ensemble's value, innermost first, into ensemble_values_, from its members' values
   // (their outputs, or bounds on them) in member_values_; returns the root's. widen = +1 (-1)
   // moves the result of each transform that is not exactly monotone up (down) by
-  // kTransformUlps, so that bounds stay bounds; 0 computes the score as Program does.
-  double Combined(int widen);
-  // The weighted value of one of an ensemble's parts, once Combined has reached that ensemble.
+  // kTransformUlps, so that bounds stay bounds; 0 computes the score as Program does. Routes
+  // pick batch row `row`'s part, or, for row -1 (any row), the largest (widen > 0) or smallest
+  // of their parts.
+  double Combined(int widen, int32_t row);
+  // Which members batch row `row` needs (its routes' picks, down from the root) into needs_,
+  // and whether a route it reaches picks nothing (then its score is NaN, and no bound holds).
+  void FindNeeds(int32_t row);
+  // The value of one of an ensemble's parts, and that times its weight, once Combined has
+  // reached that ensemble.
+  double PartValue(const TopKEnsemble::Part& part) const;
   double WeightedPart(const TopKEnsemble::Part& part) const;
   // A bound on member m's output given its partial sum `sum` after `done` of its stages and
   // the row's bins for its rest bounds (nullptr: any row's): at least (upper) or at most
@@ -181,6 +197,12 @@ class TopKSelector {
   std::vector<Member> members_;
   std::vector<TopKEnsemble> ensembles_;  // empty: one model's scores; else the last is the root
   std::vector<double> weight_sums_;      // per ensemble: what a mean divides by
+  int route_slots_ = 0;
+  bool routed_ = false;                  // whether a route is among the ensembles
+  const int32_t* routes_ = nullptr;      // the batch's route indices
+  // Per batch row (with routes only): which members it needs, and whether it is unbounded.
+  std::vector<uint8_t> needs_, unbounded_;
+  std::vector<uint8_t> active_;          // FindNeeds' scratch: per ensemble
   TopKQuery query_;
   bool boundable_ = true;           // false: every row is scored fully
   std::vector<Step> steps_;         // round-robin: every member's first stage, then every second, ...
@@ -198,6 +220,7 @@ class TopKSelector {
   std::vector<uint8_t> binned_;    // per batch row: whether its bins are found
   std::vector<size_t> first_bin_;  // per member: where its bins start in a row's
   size_t bins_per_row_ = 0;
+  std::vector<size_t> needing_;  // RunStage's: the candidates that need its member
   std::vector<int32_t> picked_;
   std::vector<double> running_;
   std::vector<double> member_values_, ensemble_values_, median_scratch_;

@@ -2,9 +2,10 @@ package treescore
 
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.expressions.Window
-import org.apache.spark.sql.functions.{col, dense_rank, desc, rank, row_number}
+import org.apache.spark.sql.functions.{col, dense_rank, desc, lit, rank, row_number, when}
 
-import treescore.ensemble.{Combine, EnsembleScorer, Member, ModelScorer, OutputTransform, RoutedScorer}
+import treescore.ensemble.{CascadeScorer, Combine, EnsembleScorer, Member, ModelScorer, OutputTransform, RoutedScorer,
+  UnknownKey}
 import treescore.execution.TopKBoard
 import treescore.functions.score
 
@@ -75,9 +76,37 @@ class TopKSuite extends SparkSuite {
     assert(selection(fixtureFrame.select(score(negative).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
     val negativeInside = EnsembleScorer(Seq(Member(negative), Member(reg)))
     assert(selection(fixtureFrame.select(score(negativeInside).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
-    val routed = RoutedScorer("f0", Seq("0" -> reg), Some(bin))
-    val withRoute = EnsembleScorer(Seq(Member(reg), Member(routed)))
-    assert(selection(fixtureFrame.select(score(withRoute).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
+    val cascade = CascadeScorer(bin, reg, 0.2, 0.8)
+    val withCascade = EnsembleScorer(Seq(Member(reg), Member(cascade)))
+    assert(selection(fixtureFrame.select(score(withCascade).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
+  }
+
+  test("a route to models and ensembles is selected, with the rows, bits and nulls of a full sort") {
+    val (reg, bin) = (ModelScorer(regressionModel), ModelScorer(binaryModel))
+    val frame = fixtureFrame.withColumn("market", when(col("f1") > 0, lit("DE")).when(col("f1") < -0.5, lit("FR"))
+      .otherwise(lit("IT")))
+    assert(frame.where(col("market") === "IT").count() > 7, "rows the partial route scores null")
+    val blend = EnsembleScorer(Seq(Member(reg, 0.5), Member(bin, 0.5)), Combine.Sum)
+    val routed = RoutedScorer("market", Seq("DE" -> reg, "FR" -> blend), Some(bin))
+    val partial = RoutedScorer("market", Seq("DE" -> reg, "FR" -> bin), None, UnknownKey.Null)
+    val inEnsemble = EnsembleScorer(Seq(Member(routed, 0.7), Member(reg, 0.3)), Combine.Max)
+    for (scorer <- Seq(routed, partial, inEnsemble); descending <- Seq(true, false)) {
+      def query() = frame.select(col("regression"), score(scorer).as("s"))
+        .orderBy(if (descending) desc("s") else col("s").asc).limit(7)
+      def collected(df: DataFrame) = df.collect().map(r => (r.getDouble(0), Option(r.get(1)).map(_.asInstanceOf[Double])))
+        .toSeq
+      assert(selection(query()).exists(s => s.k == 7 && s.descending == descending), query().queryExecution.executedPlan)
+      val rows = collected(query())
+      val full = unselected(collected(query()))
+      assert(rows.map(_._2.map(java.lang.Double.doubleToRawLongBits)) == full.map(_._2.map(java.lang.Double.doubleToRawLongBits)),
+        s"$scorer $descending")
+      val last = full.last._2
+      assert(rows.filter(_._2 != last).toSet == full.filter(_._2 != last).toSet, s"$scorer $descending")
+      // Ascending puts nulls first: the partial route's top 7 are rows it scores null.
+      if (scorer == partial && !descending) assert(rows.forall(_._2.isEmpty))
+    }
+    val toCascade = RoutedScorer("market", Seq("DE" -> reg), Some(CascadeScorer(bin, reg, 0.2, 0.8)))
+    assert(selection(frame.select(score(toCascade).as("s")).orderBy(desc("s")).limit(3)).isEmpty)
   }
 
   test("a partition's floor is the k-th best key of the other partitions' published keys") {

@@ -123,11 +123,12 @@ public final class NativeMethods {
    * kept[r] to 1 for each row that may be in its group's top k and the double scores[r] to its
    * exact score, and kept[r] to 0 for the others. groupsAddress is 0 for one group, else numRows
    * int32 group numbers (0 or more). floor (one group only; -infinity for none) is a key that k
-   * rows kept by other scans of the same query reach: rows below it are dropped too. Returns the
-   * rows kept. capacity: rows the buffers hold.
+   * rows kept by other scans of the same query reach: rows below it are dropped too.
+   * routesAddress is 0 for a scan without routes, else numRows x the program's route slots int32
+   * route indices (as for evaluateProgram). Returns the rows kept. capacity: rows the buffers hold.
    */
   public static native int selectTopK(long handle, long columnsAddress, int numCols, long rowStride, int numRows,
-      long groupsAddress, double floor, long keptAddress, long scoresAddress, long capacity);
+      long groupsAddress, long routesAddress, double floor, long keptAddress, long scoresAddress, long capacity);
 
   /** A one-group top-K scan's best keys so far (at most k, in no order). */
   public static native double[] topKBestKeys(long handle);

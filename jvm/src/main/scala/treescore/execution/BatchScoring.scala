@@ -127,7 +127,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
       else metrics("numBatches") += 1
       numOutputRows += batch.numRows
       kept.iterator.zipWithIndex.map { case (row, j) =>
-        results.setDouble(selection.score, selector.score(selected(j)))
+        results.update(selection.score, selector.score(selected(j)))
         if (others.nonEmpty) rest.results(j, results)
         toOutput(joined(row, results))
       }

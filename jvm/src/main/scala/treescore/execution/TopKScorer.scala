@@ -10,15 +10,16 @@ import treescore.rules.TopKSelection
 
 /**
  * One task's exact top-K selection for one call ([[TopKSelection]]) of a model or of a weighted
- * ensemble of models: leases on the models in treescore's engine (and the compiled ensemble),
- * the call's feature matrix, the native scan (which keeps each group's k
+ * ensemble or route of models: leases on the models in treescore's engine (and the compiled
+ * program), the call's feature matrix, the native scan (which keeps each group's k
  * best scores from batch to batch, so the bar rises over the whole partition), and buffers for
- * group numbers, kept flags and scores, sized once for `batchRows`. Built by [[TopKScorer.open]],
- * which releases what it acquired if a step fails.
+ * group numbers, route indices, kept flags and scores, sized once for `batchRows`. Built by
+ * [[TopKScorer.open]], which releases what it acquired if a step fails. `nullable`: a NaN score
+ * is a route's null.
  */
 private[execution] final class TopKScorer private (scan: NativeTopKScan, features: FeatureMatrix,
-    groups: Option[GroupNumbers], kept: OffHeapInts, scores: OffHeapDoubles, metrics: Map[String, SQLMetric],
-    owned: Owned) extends AutoCloseable {
+    groups: Option[GroupNumbers], routes: Option[RouteIndices], nullable: Boolean, kept: OffHeapInts,
+    scores: OffHeapDoubles, metrics: Map[String, SQLMetric], owned: Owned) extends AutoCloseable {
   private var reportedTrees = (0L, 0L)
 
   /**
@@ -29,9 +30,15 @@ private[execution] final class TopKScorer private (scan: NativeTopKScan, feature
     val written = System.nanoTime()
     features.fill(batch)
     groups.foreach(_.write(batch))
+    routes.foreach { r =>
+      val rows = batch.rows
+      var i = 0L
+      while (rows.hasNext) { r.write(rows.next(), i); i += 1 }
+    }
     val start = System.nanoTime()
     metrics.get("featureWriteTime").foreach(_ += start - written)
-    val count = scan.select(features.columns, groups.map(_.numbers), floor, kept, scores)
+    val count = scan.select(features.columns, groups.map(_.numbers), routes.map(_.indices),
+      routes.map(_.numSlots).getOrElse(0), floor, kept, scores)
     metrics.get("nativeTime").foreach(_ += System.nanoTime() - start)
     metrics.get(TaskScorers.rowsMetric(Engine.Treescore)).foreach(_ += batch.numRows)
     metrics.get("topKRowsDropped").foreach(_ += batch.numRows - count)
@@ -46,7 +53,11 @@ private[execution] final class TopKScorer private (scan: NativeTopKScan, feature
     selected
   }
 
-  def score(i: Int): Double = scores.get(i)
+  /** Row i's score: a Double, or null where a route picks no scorer for it. */
+  def score(i: Int): Any = {
+    val s = scores.get(i)
+    if (s.isNaN && nullable) null else s
+  }
 
   /** The best keys so far (one group): what this partition offers the others once it is done. */
   def bestKeys: Array[Double] = scan.bestKeys
@@ -64,26 +75,34 @@ private[execution] final class TopKScorer private (scan: NativeTopKScan, feature
 private[execution] object TopKScorer {
   def open(call: BatchableScore, selection: TopKSelection, inputSchema: Seq[Attribute], batchRows: Int,
       metrics: Map[String, SQLMetric]): TopKScorer = Owned.building { owned =>
-    val (scan, features) = call match {
+    val (scan, features, routes) = call match {
       case model: ScoreExpression =>
         val lease = owned(ModelCache.acquire(model.model, model.options.iterations, Engine.Treescore))
         metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
         val matrices = owned(new FeatureMatrices(inputSchema, batchRows, metrics.get("featureValuesWritten"),
           metrics.get("featureValuesInPlace")))
         (owned(NativeTopKScan.open(lease.model, model.options.predictKind, selection.k, selection.descending)),
-          matrices.forCall(model))
+          matrices.forCall(model), None)
       case ensemble: ProgramScoreExpression =>
-        val (_, program) = ProgramTaskScorer.compile(ensemble, Engine.Treescore, metrics, owned)
-        val inputs = BindReferences.bindReferences(ensemble.children.take(ensemble.featureInputs.length), inputSchema)
+        val (encoded, program) = ProgramTaskScorer.compile(ensemble, Engine.Treescore, metrics, owned)
+        val bound = BindReferences.bindReferences(ensemble.children, inputSchema)
+        val inputs = bound.take(ensemble.featureInputs.length)
+        val routes = if (encoded.routeSlots.isEmpty) None
+          else Some(new RouteIndices(bound.drop(inputs.length), encoded.routeSlots,
+            owned(new OffHeapInts(batchRows.toLong * encoded.routeSlots.length))))
         (owned(NativeTopKScan.open(program, selection.k, selection.descending)),
           owned(new FeatureMatrix(FeatureWriters.scalarColumnsAt(inputs, Array.range(0, inputs.length)), inputs.length,
-            batchRows, metrics.get("featureValuesWritten"), metrics.get("featureValuesInPlace"))))
+            batchRows, metrics.get("featureValuesWritten"), metrics.get("featureValuesInPlace"))), routes)
       case other => throw new IllegalArgumentException(s"treescore: top-K selection cannot rank $other")
     }
     val groups = if (selection.groupBy.isEmpty) None
       else Some(new GroupNumbers(selection, inputSchema, owned(new OffHeapInts(batchRows))))
-    new TopKScorer(scan, features, groups, owned(new OffHeapInts(batchRows)), owned(new OffHeapDoubles(batchRows)),
-      metrics, owned)
+    val nullable = call match {
+      case p: ProgramScoreExpression => p.scorer.nullable
+      case _ => false
+    }
+    new TopKScorer(scan, features, groups, routes, nullable, owned(new OffHeapInts(batchRows)),
+      owned(new OffHeapDoubles(batchRows)), metrics, owned)
   }
 }
 

@@ -16,15 +16,19 @@ final class NativeTopKScan private (handle: Long) extends AutoCloseable {
   /**
    * Scores what selection needs of `features`' rows: kept(r) becomes 1 for each row that may be
    * in its group's top k, with its exact score in scores(r), and 0 for the others. Group numbers
-   * are int32 per row, or None for one group. `floor` (one group only, else -infinity) is a key
-   * that k rows kept by other scans of the query reach. Returns how many rows were kept.
+   * are int32 per row, or None for one group; route indices (a program with routes) are
+   * `routeSlots` int32 per row. `floor` (one group only, else -infinity) is a key that k rows
+   * kept by other scans of the query reach. Returns how many rows were kept.
    */
-  def select(features: FeatureColumns, groups: Option[OffHeapInts], floor: Double, kept: OffHeapInts,
-      scores: OffHeapDoubles): Int = {
+  def select(features: FeatureColumns, groups: Option[OffHeapInts], routes: Option[OffHeapInts], routeSlots: Int,
+      floor: Double, kept: OffHeapInts, scores: OffHeapDoubles): Int = {
     val capacity = math.min(kept.capacity, scores.capacity)
     require(groups.forall(_.capacity >= features.numRows), s"${features.numRows} rows, room for fewer group numbers")
+    require(routes.forall(_.capacity >= features.numRows.toLong * routeSlots),
+      s"${features.numRows} rows, room for fewer route indices")
     NativeMethods.selectTopK(handle, features.address, features.numColumns, features.rowStride, features.numRows,
-      groups.map(_.address).getOrElse(0L), floor, kept.address, scores.address, capacity)
+      groups.map(_.address).getOrElse(0L), routes.map(_.address).getOrElse(0L), floor, kept.address, scores.address,
+      capacity)
   }
 
   /** The best keys so far of a one-group scan (at most k), for the scans of other partitions. */
@@ -48,8 +52,9 @@ object NativeTopKScan {
   }
 
   /**
-   * Opens a scan over a compiled ensemble of models on treescore's engine with weights of 0 or
-   * more ([[treescore.rules.InferTopKSelection]] plans only those), ranking its scores.
+   * Opens a scan over a compiled ensemble or route whose parts are models on treescore's engine
+   * and such ensembles and routes, with weights of 0 or more
+   * ([[treescore.rules.InferTopKSelection]] plans only those), ranking its scores.
    */
   def open(program: NativeProgram, k: Int, descending: Boolean): NativeTopKScan =
     new NativeTopKScan(NativeMethods.openTopKProgram(program.handle, k, descending))

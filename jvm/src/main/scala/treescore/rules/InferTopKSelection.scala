@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.DoubleType
 
 import treescore.TreescoreConf
-import treescore.ensemble.{EnsembleScorer, ModelScorer, Scorer}
+import treescore.ensemble.{EnsembleScorer, ModelScorer, RoutedScorer, Scorer}
 import treescore.expressions.{ProgramScoreExpression, ScoreExpression}
 import treescore.model.{Engine, PredictKind}
 
@@ -23,8 +23,8 @@ import treescore.model.{Engine, PredictKind}
  *
  * Between the query and the BatchScore only Projects may stand (a Filter there would remove
  * rows after they set the bar). The score must be one model's prediction or raw score with one
- * output, or an ensemble with weights of 0 or more of such models and such ensembles, on
- * treescore's engine, and the groups must be computed from the BatchScore's input.
+ * output, or an ensemble (weights of 0 or more) or route of such models, ensembles and routes,
+ * on treescore's engine, and the groups must be computed from the BatchScore's input.
  * `dense_rank`, which counts tied rows once, and every other shape are left as they are:
  * they are still exact, scored in full.
  */
@@ -95,9 +95,9 @@ case class InferTopKSelection(session: SparkSession) extends Rule[LogicalPlan] {
 
   /**
    * Whether execution can select by this score, on treescore's engine: one model's single
-   * prediction or raw score, or a weighted ensemble's score whose members are models or such
-   * ensembles and whose weights are 0 or more (its bound is then the combination of its members'
-   * bounds, innermost first).
+   * prediction or raw score, or the score of a weighted ensemble or route whose members are
+   * models or such ensembles and routes, with weights of 0 or more (an ensemble's bound is then
+   * the combination of its members' bounds, innermost first; a route's, its picked member's).
    */
   private def selectable(batch: BatchScore, index: Int): Boolean = {
     val call = batch.scores(index)
@@ -105,6 +105,7 @@ case class InferTopKSelection(session: SparkSession) extends Rule[LogicalPlan] {
       case s: ScoreExpression => (s.modelKind == PredictKind.Prediction || s.modelKind == PredictKind.Raw) && s.dataType == DoubleType
       case p: ProgramScoreExpression => p.grid.isEmpty && !p.contributions && (p.scorer match {
         case ensemble: EnsembleScorer => boundable(ensemble)
+        case route: RoutedScorer => boundable(route)
         case _ => false
       })
       case _ => false
@@ -112,10 +113,14 @@ case class InferTopKSelection(session: SparkSession) extends Rule[LogicalPlan] {
     bounded && Engine.forCall(call.models, call.modelKind, session.sessionState.conf) == Engine.Treescore
   }
 
-  /** Whether a scorer's output is bounded by its models' bounds: a model, or an ensemble of such. */
+  /**
+   * Whether a scorer's output is bounded by its models' bounds: a model, an ensemble of such with
+   * weights of 0 or more, or a route to such (a row's bound is then that of the scorer it picks).
+   */
   private def boundable(scorer: Scorer): Boolean = scorer match {
     case _: ModelScorer => true
     case EnsembleScorer(members, _, _) => members.forall(m => m.weight >= 0 && boundable(m.scorer))
+    case RoutedScorer(_, routes, default, _) => (routes.map(_._2) ++ default).forall(boundable)
     case _ => false
   }
 }
