@@ -244,8 +244,8 @@ def cascade_table(results: List[Result], diagnostics: Dict) -> List[str]:
 
 def topk_table(results: List[Result], diagnostics: Dict) -> List[str]:
     """The top-K query scored in full then sorted, with exact selection, and approximately, over
-    the same cached rows, then by the whole ensemble in full and with selection; then whether
-    the rows and scores are the top k of Booster.predict."""
+    the same cached rows, then by the whole ensemble and by a route to its members, in full and
+    with selection; then whether the rows and scores are the top k of Booster.predict."""
     measured = {r.method: r for r in results if r.workload == "topk"}
     if not measured:
         return ["Not measured in this run (`python -m bench --only topk`)."]
@@ -254,7 +254,8 @@ def topk_table(results: List[Result], diagnostics: Dict) -> List[str]:
              "|---|---:|---:|---:|---:|---:|---:|"]
     # The ensemble's rows are compared with the ensemble's own full score + sort.
     bases = {"full": full, "selected": full, "one_tree": full, "approximate": full, "ensemble_full": measured.get("ensemble_full"),
-             "ensemble_selected": measured.get("ensemble_full")}
+             "ensemble_selected": measured.get("ensemble_full"), "route_full": measured.get("route_full"),
+             "route_selected": measured.get("route_full")}
     for method, base in bases.items():
         r = measured.get(method)
         if r is None:
@@ -269,7 +270,7 @@ def topk_table(results: List[Result], diagnostics: Dict) -> List[str]:
     share = f"{info['trees_evaluated_share']:.1%}" if info["trees_evaluated_share"] is not None else "not read"
     yes = lambda b: "yes" if b else "**no**"  # noqa: E731
     lines += ["", f"Top {info['k']:,} of {info['rows']:,} rows: by the ensemble's first member in the first four "
-              "rows, by the whole ensemble in the last two.", "",
+              "rows, by the whole ensemble in the next two, by a route to its members (one per row) in the last two.", "",
               "| check | result |", "|---|---|",
               f"| exact selection: the same rows and score bits as the full score + sort | {yes(info['selected_equals_full'])} |",
               f"| both: the top {info['k']:,} of Booster.predict over every row, bit for bit | "
@@ -282,15 +283,23 @@ def topk_table(results: List[Result], diagnostics: Dict) -> List[str]:
               f"{approx['rows_filtered']:,} of {approx['rows_scanned']:,} ({approx['candidates']:,}) |",
               f"| approximate: share of the exact top {info['k']:,} it found | {approx['recall']:.1%} |",
               f"| approximate: its scores are the expensive model's, bit for bit | {yes(approx['scores_exact'])} |"]
-    whole = info.get("ensemble")
-    if whole:
-        whole_share = f"{whole['trees_evaluated_share']:.1%}" if whole["trees_evaluated_share"] is not None else "not read"
-        lines += [f"| ensemble: exact selection gives the same rows and score bits as its full score + sort | "
-                  f"{yes(whole['selected_equals_full'])} |",
-                  f"| ensemble: both are the top {info['k']:,} of its members' Booster.predict, combined in member order | "
-                  f"{yes(whole['selected_is_top'] and whole['full_is_top'])} |",
-                  f"| ensemble: trees evaluated, of a full score's | {whole_share} |"]
+    lines += _pair_checks("ensemble", info.get("ensemble"), "its members' Booster.predict, combined in member order",
+                          info["k"])
+    lines += _pair_checks("route", info.get("route"), "Booster.predict of the member each row's key picks", info["k"])
     return lines
+
+
+def _pair_checks(name: str, checked: Optional[Dict], reference: str, k: int) -> List[str]:
+    """The check rows of a scorer timed in full and with selection: same rows and bits, both the
+    top k of `reference`, and the share of a full score's trees that selection evaluated."""
+    if not checked:
+        return []
+    yes = lambda b: "yes" if b else "**no**"  # noqa: E731
+    share = f"{checked['trees_evaluated_share']:.1%}" if checked["trees_evaluated_share"] is not None else "not read"
+    return [f"| {name}: exact selection gives the same rows and score bits as its full score + sort | "
+            f"{yes(checked['selected_equals_full'])} |",
+            f"| {name}: both are the top {k:,} of {reference} | {yes(checked['selected_is_top'] and checked['full_is_top'])} |",
+            f"| {name}: trees evaluated, of a full score's | {share} |"]
 
 
 # Predictions per timed row: C's rows are input rows, each scored at every grid level.

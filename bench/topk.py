@@ -11,11 +11,14 @@ a 300-tree regressor, over cached rows of the benchmark's table, in the same run
   oversample x k best rows are the candidates the member ranks;
 - "ensemble_full" and "ensemble_selected": the same query by the benchmark's whole ensemble (a
   treescore.Ensemble of its three members with their weights, combined by sum), scored in full
-  then sorted, and with exact selection.
+  then sorted, and with exact selection;
+- "route_full" and "route_selected": the same query by a treescore.Routed on id % 3 to the three
+  members, so each row is scored by one of them, in full then sorted, and with exact selection.
 
 Then the rows: "selected" must give the same rows and score bits as "full", and both must be
 the top k of lightgbm's Booster.predict over every row (ties with the k-th allowed either way);
-the same for the ensemble against its members' Booster.predict combined in member order; for
+the same for the ensemble against its members' Booster.predict combined in member order, and for
+the route against the member each row's key picks; for
 "approximate", the share of the exact top k it found and the rows it filtered.
 """
 import numpy as np
@@ -31,7 +34,9 @@ METHODS = {"full": "every row scored, then sorted (topK.enabled=false)",
            "one_tree": "the query's fixed part: one tree, every row scored, then sorted",
            "approximate": f"top_k with a cheap model, oversample {OVERSAMPLE}",
            "ensemble_full": "the ensemble (3 members, weighted sum): every row scored, then sorted",
-           "ensemble_selected": "the ensemble: exact top-K selection"}
+           "ensemble_selected": "the ensemble: exact top-K selection",
+           "route_full": "a route on id % 3 to the 3 members: every row scored, then sorted",
+           "route_selected": "the route: exact top-K selection"}
 
 
 def top_k(bench) -> None:
@@ -90,15 +95,27 @@ def top_k(bench) -> None:
     for key, conf in (("ensemble_full", {"spark.treescore.topK.enabled": "false"}), ("ensemble_selected", {})):
         bench.spark_result(WORKLOAD, key, rows, lambda: run(key, by_ensemble, frame, True),
                            warm_up=lambda: run(key, by_ensemble, warm, False), conf=conf, note=METHODS[key], param=k)
+    route = treescore.Routed("shard", {str(i): treescore.Model.from_string(t) for i, t in enumerate(ensemble.texts)})
+
+    def by_route(source):
+        return source.withColumn("shard", F.col("id") % len(ensemble.texts)) \
+            .select("id", treescore.score(route).alias("s")).orderBy(F.desc("s")).limit(k)
+
+    for key, conf in (("route_full", {"spark.treescore.topK.enabled": "false"}), ("route_selected", {})):
+        bench.spark_result(WORKLOAD, key, rows, lambda: run(key, by_route, frame, True),
+                           warm_up=lambda: run(key, by_route, warm, False), conf=conf, note=METHODS[key], param=k)
     metrics, _ = session.batch_score_metrics(query(frame))
     ensemble_metrics, _ = session.batch_score_metrics(by_ensemble(frame))
+    route_metrics, _ = session.batch_score_metrics(by_route(frame))
     frame.unpersist()
     x = bench.matrix(rows)
     expected = booster.predict(x, num_threads=CORES)
     members = [b.predict(x, num_threads=CORES) for b in ensemble.boosters]
     bench.diagnostics[WORKLOAD] = _checked(collected, approximate, expected, k, metrics, cheap_features)
-    bench.diagnostics[WORKLOAD]["ensemble"] = _checked_ensemble(collected, _weighted_sum(members, ensemble.weights), k,
-                                                                ensemble_metrics)
+    bench.diagnostics[WORKLOAD]["ensemble"] = _checked_pair(collected, "ensemble",
+                                                            _weighted_sum(members, ensemble.weights), k, ensemble_metrics)
+    picked = np.choose(np.arange(rows) % len(members), members)  # ids are the matrix's row numbers
+    bench.diagnostics[WORKLOAD]["route"] = _checked_pair(collected, "route", picked, k, route_metrics)
 
 
 def _cheap_model(booster, sizes):
@@ -124,8 +141,9 @@ def _weighted_sum(outputs, weights) -> np.ndarray:
     return total
 
 
-def _checked_ensemble(collected, expected: np.ndarray, k: int, metrics) -> dict:
-    full, selected = _top(collected.get("ensemble_full", [])), _top(collected.get("ensemble_selected", []))
+def _checked_pair(collected, prefix: str, expected: np.ndarray, k: int, metrics) -> dict:
+    """Whether `prefix`_selected gives `prefix`_full's rows and bits, both the top k of `expected`."""
+    full, selected = _top(collected.get(f"{prefix}_full", [])), _top(collected.get(f"{prefix}_selected", []))
     return {"selected_is_top": _is_top(selected, expected, k), "full_is_top": _is_top(full, expected, k),
             "selected_equals_full": bool(selected) and _bits(selected) == _bits(full),
             "trees_evaluated_share": (metrics["topKTreesEvaluated"] / metrics["topKTreesInFull"]

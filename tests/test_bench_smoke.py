@@ -79,17 +79,22 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     assert f"{checked['agreement']:.2%}" in section and f"({checked['escalated_rows']:,} rows)" in section
 
     # Top-K: the full score + sort, exact selection, the query's fixed part (one tree) and the
-    # approximate mode timed on the same rows; exact selection gives the full sort's rows and
-    # score bits, both Booster.predict's top k.
+    # approximate mode timed on the same rows, then the ensemble and a route in full and with
+    # selection; exact selection gives the full sort's rows and score bits, both Booster.predict's
+    # top k.
     topk = {r["method"]: r for r in first["results"] if r["workload"] == "topk"}
     assert {m: r["status"] for m, r in topk.items()} == {"full": "ok", "selected": "ok", "one_tree": "ok",
                                                          "approximate": "ok", "ensemble_full": "ok",
-                                                         "ensemble_selected": "ok"}
+                                                         "ensemble_selected": "ok", "route_full": "ok",
+                                                         "route_selected": "ok"}
     checked = first["diagnostics"]["topk"]
     assert checked["selected_equals_full"] and checked["selected_is_top"] and checked["full_is_top"]
     whole = checked["ensemble"]
     assert whole["selected_equals_full"] and whole["selected_is_top"] and whole["full_is_top"]
     assert 0 < whole["trees_evaluated_share"] <= 1
+    route = checked["route"]
+    assert route["selected_equals_full"] and route["selected_is_top"] and route["full_is_top"]
+    assert 0 < route["trees_evaluated_share"] <= 1
     assert 0 < checked["trees_evaluated_share"] <= 1 and checked["approximate"]["scores_exact"]
     approximate = checked["approximate"]
     assert approximate["candidates"] == checked["k"] * approximate["oversample"]
@@ -98,6 +103,7 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     assert "| exact top-K selection (the default) |" in section and "| yes |" in section
     assert "| the query's fixed part: one tree, every row scored, then sorted |" in section
     assert "| the ensemble: exact top-K selection |" in section and "**no**" not in section
+    assert "| the route: exact top-K selection |" in section
 
     # A second part that reruns only scaling keeps A, B, C and the batch sweep from the first
     # part as they were, replaces the scaling rows, and says which part ran which section.
