@@ -24,7 +24,6 @@ class Previous:
     agreement: Dict = field(default_factory=dict)
     diagnostics: Dict = field(default_factory=dict)
     sections: Dict = field(default_factory=dict)
-    machine: Dict = field(default_factory=dict)
 
 
 def load(out_dir: str, mode: str, rerun: List[str]) -> Previous:
@@ -47,17 +46,36 @@ def load(out_dir: str, mode: str, rerun: List[str]) -> Previous:
                  if WORKLOAD_SECTION.get(r["workload"], r["workload"]) in kept],
         agreement={w: found for w, found in previous["agreement"].items() if WORKLOAD_SECTION.get(w, w) in kept},
         diagnostics={k: v for k, v in previous["diagnostics"].items() if DIAGNOSTIC_SECTION.get(k) in kept},
-        sections=kept, machine=previous.get("machine", {}))
+        sections=kept)
 
 
 def combine(previous: Previous, results: List[Result], agreement: Dict, diagnostics: Dict,
             sections: Dict, machine: Dict) -> Tuple[List[Result], Dict, Dict, Dict, List[str]]:
-    """This part's results on top of the kept ones, plus notes on anything that differs between parts."""
-    notes = []
-    changed = [k for k in machine if previous.machine and previous.machine.get(k) != machine[k]]
-    if changed:
-        notes.append("Parts of this report ran with different " + ", ".join(
-            f"{k} ({previous.machine.get(k)} before, {machine[k]} now)" for k in changed)
-            + ": compare sections with care.")
+    """This part's results on top of the kept ones, plus notes on anything that differs between parts.
+
+    Each of this part's sections records the machine it ran on, so that a report merged from parts
+    run on different hosts says which section ran where, however many parts later.
+    """
+    for info in sections.values():
+        info["machine"] = machine
+    merged = {**previous.sections, **sections}
     return (previous.results + results, {**previous.agreement, **agreement},
-            {**previous.diagnostics, **diagnostics}, {**previous.sections, **sections}, notes)
+            {**previous.diagnostics, **diagnostics}, merged, machine_notes(merged))
+
+
+def machine_notes(sections: Dict) -> List[str]:
+    """A note for each machine fact (CPU, OS, Java...) that is not the same for every section."""
+    recorded = {name: info["machine"] for name, info in sections.items() if info.get("machine")}
+    notes = []
+    if recorded and len(recorded) < len(sections):
+        unknown = sorted(set(sections) - set(recorded))
+        notes.append("The machine of sections " + ", ".join(unknown) + " was not recorded (they ran before "
+                     "each section kept its own): they may have run on another host.")
+    for fact in dict.fromkeys(k for m in recorded.values() for k in m):
+        by_value: Dict[str, List[str]] = {}
+        for name, found in recorded.items():
+            by_value.setdefault(str(found.get(fact, "not recorded")), []).append(name)
+        if len(by_value) > 1:
+            notes.append(f"Sections ran with different {fact}: " + "; ".join(
+                f"{value} for {', '.join(names)}" for value, names in by_value.items()) + ": compare them with care.")
+    return notes

@@ -475,16 +475,17 @@ def setup(sizes: Sizes, ensemble) -> Dict[str, str]:
 
 def parts_table(parts: Dict[str, Dict]) -> List[str]:
     """When, by which command and under what load each section ran (a full run may come in parts)."""
-    lines = ["| section | finished | took | command | load average (1, 5, 15 min) and CPU pressure: start; end | "
+    lines = ["| section | finished | took | command | CPU | load average (1, 5, 15 min) and CPU pressure: start; end | "
              "parallel speed per core (2 processes vs 1) | JVM warm-up before it |",
-             "|---|---|---:|---|---|---|---|"]
+             "|---|---|---:|---|---|---|---|---|"]
     order = ["A", "B", "C", "batch", "scaling", "engines", "shapes", "synapseml", "cascade", "topk"]
     for name, info in sorted(parts.items(), key=lambda item: order.index(item[0])):
         warm = info.get("jvm_warm_up")
         warm_text = (f"{warm['rounds']} rounds of treescore (batched and rule off) over {warm['rows']:,} rows "
                      f"({warm['seconds']:.0f} s)") if warm else "none"
         took = f"{info['seconds'] / 60:.0f} min" if info["seconds"] >= 120 else f"{info['seconds']:.0f} s"
-        lines.append(f"| {name} | {info['date']} | {took} | `{info['command']}` | "
+        cpu = info.get("machine", {}).get("CPU", "not recorded")
+        lines.append(f"| {name} | {info['date']} | {took} | `{info['command']}` | {cpu} | "
                      f"{info['load_start']}; {info['load_end']} | {info['parallel']} | {warm_text} |")
     return lines
 
@@ -536,7 +537,8 @@ def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, par
     out = [f"# treescore benchmark: {run['date']}", "",
            f"Mode `{sizes.mode}`. Last part: `{run['command']}`, {run['seconds'] / 60:.0f} min end to end, measured "
            f"with the code of commit {run.get('commit', 'not recorded')}. "
-           "Measurements, not tests: nothing here passes or fails a build.", "", "## Machine", ""]
+           "Measurements, not tests: nothing here passes or fails a build.", "", "## Machine", "",
+           "The last part's; the next table names each section's CPU, and the notes say what else differed.", ""]
     out += [f"- {k}: {v}" for k, v in machine.items()]
     out += ["", "## When each section ran", "",
             "Before measuring, each part scores with treescore for a while so that the JVM's JIT compiler has "
