@@ -7,7 +7,6 @@ compared with ==.
 import json
 import math
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -16,7 +15,6 @@ from pyspark.sql import functions as F
 import treescore
 from conftest import assert_same_bits, collect, market_frame, plan_of, train
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 pytestmark = pytest.mark.usefixtures("engine")  # every test runs on each engine
 
@@ -290,13 +288,3 @@ def test_bad_specs_name_the_offending_part(spark, boosters, tmp_path):
         json.dump(spec, f)
     with pytest.raises(ValueError, match=r"invalid scorer spec at \$\.scorer: unknown combine rule 'mode'"):
         treescore.load(path)
-
-
-def test_the_talks_workload_example_runs_and_matches_its_reference():
-    import subprocess
-
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "demand_whatif.py"), "4000"],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "curves equal the lightgbm + NumPy reference for all 4,000 rows x 15 discounts" in done.stdout
-    assert "batched operators in the plan: 1" in done.stdout

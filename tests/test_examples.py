@@ -43,3 +43,12 @@ def test_scala_job_built_with_sbt_scores_like_lightgbm(regression_booster, tmp_p
     out = pq.read_table(str(tmp_path / "out")).to_pandas().sort_values("id")
     assert out["id"].tolist() == list(range(len(x)))
     assert (out["score"].to_numpy() == regression_booster.predict(x)).all()
+
+
+def test_the_talks_workload_example_runs_and_matches_its_reference():
+    """examples/demand_whatif.py: what-if curves over a discount, in a session of its own (default engine)."""
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "demand_whatif.py"), "4000"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "curves equal the lightgbm + NumPy reference for all 4,000 rows x 15 discounts" in done.stdout
+    assert "batched operators in the plan: 1" in done.stdout
