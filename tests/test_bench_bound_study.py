@@ -1,0 +1,80 @@
+"""bench/bound_study.py's measures are only worth what its tree logic is: the decisions must be
+LightGBM's own, and every bound must hold for every row."""
+import lightgbm as lgb
+import numpy as np
+import pytest
+
+from bench import bound_study
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["nan_missing", "zero_missing"])
+def model_and_rows(request):
+    rng = np.random.default_rng(5)
+    rows = 4_000
+    x = rng.normal(size=(rows, 6))
+    x[:, 5] = rng.integers(0, 40, size=rows)  # categorical, many codes
+    x[rng.random(rows) < 0.1, 0] = np.nan
+    x[rng.random(rows) < 0.2, 1] = 0.0
+    y = x[:, 1] - np.nan_to_num(x[:, 0]) ** 2 + (x[:, 5] % 7 == 3) * 2.0 + rng.normal(scale=0.3, size=rows)
+    params = {"objective": "regression", "num_leaves": 15, "learning_rate": 0.3, "min_data_in_leaf": 5,
+              "verbose": -1, "num_threads": 1, "seed": 3, "zero_as_missing": request.param}
+    booster = lgb.train(params, lgb.Dataset(x, y, categorical_feature=[5]), 24)
+    test = rng.normal(size=(2_000, 6))
+    test[:, 5] = rng.integers(-2, 45, size=2_000).astype(float)
+    test[::9, 0] = np.nan
+    test[::5, 1] = 0.0
+    test[::11, 2] = 1e-36  # read as zero by LightGBM
+    test[::13, 5] = np.nan
+    # Values on every threshold and one ulp either side, where `<=` and `<` part ways.
+    for node in (n for leaves in bound_study.trees_of(booster) for leaf in leaves for n, _ in leaf.path):
+        if not node.categorical:
+            near = [node.threshold, np.nextafter(node.threshold, -np.inf), np.nextafter(node.threshold, np.inf)]
+            test = np.vstack([test, test[:3]])
+            test[-3:, node.feature] = near
+    return booster, test
+
+
+def test_leaf_values_sum_to_lightgbms_raw_score(model_and_rows):
+    booster, x = model_and_rows
+    summed = np.zeros(len(x))
+    for column in bound_study.leaf_values(booster, x).T:  # the trees' left fold, as LightGBM sums
+        summed = summed + column
+    assert np.array_equal(summed.view(np.uint64), booster.predict(x, raw_score=True).view(np.uint64))
+
+
+def test_conditioning_on_every_feature_finds_the_leaf_each_row_reaches(model_and_rows):
+    booster, x = model_and_rows
+    reached = bound_study.conditioned_largest(bound_study.trees_of(booster), x, set(range(x.shape[1])))
+    assert np.array_equal(reached, bound_study.leaf_values(booster, x))
+
+
+def test_conditioning_on_some_features_bounds_every_rows_leaf(model_and_rows):
+    booster, x = model_and_rows
+    trees = bound_study.trees_of(booster)
+    values = bound_study.leaf_values(booster, x)
+    largest = np.array([max(leaf.value for leaf in leaves) for leaves in trees])
+    some = bound_study.conditioned_largest(trees, x, {1, 5})
+    assert np.all(some >= values) and np.all(some <= largest)
+    assert np.any(some < largest)  # the condition narrows something
+
+
+def test_the_joint_bound_holds_and_is_no_looser_than_the_largest_leaves(model_and_rows):
+    booster, x = model_and_rows
+    trees = bound_study.trees_of(booster)
+    values = bound_study.leaf_values(booster, x)
+    for first in range(0, len(trees), 4):
+        group = trees[first:first + 4]
+        joint = bound_study.joint_largest(group)
+        assert values[:, first:first + 4].sum(axis=1).max() <= joint
+        assert joint <= sum(max(leaf.value for leaf in leaves) for leaves in group) + 1e-12
+
+
+def test_rows_kept_shrink_as_trees_are_evaluated(model_and_rows):
+    booster, x = model_and_rows
+    values = bound_study.leaf_values(booster, x)
+    largest = values.max(axis=0) + 1.0  # looser than the trees' largest leaves, still a bound
+    bar = np.sort(values.sum(axis=1))[-20]
+    kept = [bound_study.kept_after(values, largest, range(values.shape[1]), e, bar) for e in (0, 6, 12, 24)]
+    assert kept[0] == 1.0 and kept[-1] == pytest.approx(20 / len(x))
+    assert all(a >= b for a, b in zip(kept, kept[1:]))
+    assert 0 < bound_study.ideal_tree_share(values, largest, bar) < 1
