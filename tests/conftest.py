@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import lightgbm as lgb
 import numpy as np
@@ -159,16 +160,23 @@ class WheelVenv:
 @pytest.fixture(scope="session")
 def wheel_venv(tmp_path_factory) -> WheelVenv:
     """A fresh virtualenv with only the wheel from dist/ (and its demo extras) installed, as a user would,
-    next to the pyspark release these tests run on."""
-    wheels = glob.glob(os.path.join(ROOT, "dist", "treescore-*.whl"))
-    assert len(wheels) == 1, f"expected exactly one built wheel in dist/, found {wheels}"
-    venv = tmp_path_factory.mktemp("wheel") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    next to the pyspark release these tests run on. dev/test names the one it has just made for an
+    older Spark line (that wheel with its test extras and the line's pyspark, nothing else) in
+    TREESCORE_FRESH_WHEEL_VENV, and that one serves: installing the same again took 40 s a line."""
+    made = os.environ.get("TREESCORE_FRESH_WHEEL_VENV")
+    if made:
+        venv = Path(made)
+        assert os.path.samefile(sys.prefix, venv), f"TREESCORE_FRESH_WHEEL_VENV={made} is not this test run's venv"
+    else:
+        wheels = glob.glob(os.path.join(ROOT, "dist", "treescore-*.whl"))
+        assert len(wheels) == 1, f"expected exactly one built wheel in dist/, found {wheels}"
+        venv = tmp_path_factory.mktemp("wheel") / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", f"{wheels[0]}[demo]",
+                                  f"pyspark=={pyspark.__version__}"],
+                                 capture_output=True, text=True, timeout=900)
+        assert install.returncode == 0, install.stderr
     python = str(venv / "bin" / "python")
-    install = subprocess.run([python, "-m", "pip", "install", "--quiet", f"{wheels[0]}[demo]",
-                              f"pyspark=={pyspark.__version__}"],
-                             capture_output=True, text=True, timeout=900)
-    assert install.returncode == 0, install.stderr
     homes = glob.glob(str(venv / "lib" / "python*" / "site-packages" / "pyspark"))
     assert len(homes) == 1, homes
     return WheelVenv(python, homes[0])
