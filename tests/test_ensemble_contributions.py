@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import treescore
-from conftest import few_on_older_lines, FEATURE_NAMES, assert_same_bits, collect, market_frame, plan_of, train
+from conftest import FEATURE_NAMES, assert_same_bits, collect, few_on_older_lines, market_frame, plan_of, train
 from test_model_shapes import NUMERIC, SINGLE_OUTPUT_SHAPES, scoring_rows
 from test_model_shapes import train as shape_booster
 

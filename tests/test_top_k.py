@@ -12,7 +12,7 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import few_on_older_lines, FEATURE_NAMES, assert_same_bits, batch_score_nodes, feature_frame, features, market_frame, plan_of
+from conftest import FEATURE_NAMES, assert_same_bits, batch_score_nodes, feature_frame, features, few_on_older_lines, market_frame, plan_of
 from test_model_shapes import NUMERIC, SHAPES, SINGLE_OUTPUT_SHAPES, scoring_rows
 from test_model_shapes import train as shape_booster
 from test_ensembles import transformed, weighted
