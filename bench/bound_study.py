@@ -42,6 +42,7 @@ class Node:
 
 @dataclass
 class Leaf:
+    index: int  # LightGBM's leaf index, as pred_leaf gives it
     value: float
     path: List[Tuple[Node, bool]]  # the nodes from the root, and whether the leaf is left of each
 
@@ -55,7 +56,7 @@ def trees_of(booster) -> List[List[Leaf]]:
         while stack:
             node, path = stack.pop()
             if "leaf_value" in node:
-                leaves.append(Leaf(float(node["leaf_value"]), path))
+                leaves.append(Leaf(int(node.get("leaf_index", 0)), float(node["leaf_value"]), path))  # a one-leaf tree has no index
                 continue
             categorical = node["decision_type"] == "=="
             parsed = Node(int(node["split_feature"]), categorical,
@@ -86,22 +87,21 @@ def goes_left(node: Node, column: np.ndarray) -> np.ndarray:
     return left
 
 
-def leaf_values(booster, x: np.ndarray) -> np.ndarray:
-    """rows x trees: the leaf value each tree adds to each row's raw score."""
-    dump = booster.dump_model()["tree_info"]
-    leaves = booster.predict(x, pred_leaf=True).reshape(len(x), -1)
+def leaf_values(booster, trees: List[List[Leaf]], x: np.ndarray) -> np.ndarray:
+    """rows x trees: the leaf value each of booster's trees (`trees`, as trees_of gives them) adds
+    to each row's raw score, at the leaf LightGBM's own predictor finds."""
+    reached = booster.predict(x, pred_leaf=True).reshape(len(x), -1)
     values = []
-    for t, info in enumerate(dump):
-        by_index = {}
-        stack = [info["tree_structure"]]
-        while stack:
-            node = stack.pop()
-            if "leaf_value" in node:
-                by_index[node.get("leaf_index", 0)] = node["leaf_value"]
-            else:
-                stack += [node["left_child"], node["right_child"]]
-        values.append(np.array([by_index[i] for i in range(len(by_index))])[leaves[:, t]])
+    for t, leaves in enumerate(trees):
+        by_index = np.empty(len(leaves))
+        by_index[[leaf.index for leaf in leaves]] = [leaf.value for leaf in leaves]
+        values.append(by_index[reached[:, t]])
     return np.stack(values, axis=1)
+
+
+def largest_leaves(trees: List[List[Leaf]]) -> np.ndarray:
+    """Per tree, its largest leaf value: what it adds at most to any row."""
+    return np.array([max(leaf.value for leaf in leaves) for leaves in trees])
 
 
 def kept_after(values: np.ndarray, largest: np.ndarray, order: Sequence[int], evaluated: int, bar: float) -> float:
@@ -192,11 +192,11 @@ def node_counts(trees: List[List[Leaf]]) -> dict:
 
 def study(booster, x: np.ndarray, print_line=print) -> None:
     trees = trees_of(booster)
-    values = leaf_values(booster, x)
+    values = leaf_values(booster, trees, x)
     scores = values.sum(axis=1)
     k = max(1, int(round(len(x) * TOP_SHARE)))
     bar = np.sort(scores)[-k]
-    largest = np.array([max(leaf.value for leaf in leaves) for leaves in trees])
+    largest = largest_leaves(trees)
     smallest = np.array([min(leaf.value for leaf in leaves) for leaves in trees])
     by_spread = np.argsort(-(largest - smallest), kind="stable")
     print_line(f"{len(x):,} rows, {len(trees)} trees, the bar at the top {k:,} (the top {TOP_SHARE:.2%})")

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from bench import bound_study
+from conftest import assert_same_bits
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["nan_missing", "zero_missing"])
@@ -25,6 +26,11 @@ def model_and_rows(request):
     test[::5, 1] = 0.0
     test[::11, 2] = 1e-36  # read as zero by LightGBM
     test[::13, 5] = np.nan
+    test[::7, 2] = -0.0
+    test[::17, 3] = np.inf
+    test[::19, 4] = -np.inf
+    test[::23, 5] = np.inf  # beyond int's range: right at every categorical node
+    test[::29, 5] = 3e9
     # Values on every threshold and one ulp either side, where `<=` and `<` part ways.
     for node in (n for leaves in bound_study.trees_of(booster) for leaf in leaves for n, _ in leaf.path):
         if not node.categorical:
@@ -37,22 +43,23 @@ def model_and_rows(request):
 def test_leaf_values_sum_to_lightgbms_raw_score(model_and_rows):
     booster, x = model_and_rows
     summed = np.zeros(len(x))
-    for column in bound_study.leaf_values(booster, x).T:  # the trees' left fold, as LightGBM sums
+    for column in bound_study.leaf_values(booster, bound_study.trees_of(booster), x).T:  # the left fold LightGBM sums
         summed = summed + column
-    assert np.array_equal(summed.view(np.uint64), booster.predict(x, raw_score=True).view(np.uint64))
+    assert_same_bits(summed, booster.predict(x, raw_score=True), "raw scores")
 
 
 def test_conditioning_on_every_feature_finds_the_leaf_each_row_reaches(model_and_rows):
     booster, x = model_and_rows
-    reached = bound_study.conditioned_largest(bound_study.trees_of(booster), x, set(range(x.shape[1])))
-    assert np.array_equal(reached, bound_study.leaf_values(booster, x))
+    trees = bound_study.trees_of(booster)
+    reached = bound_study.conditioned_largest(trees, x, set(range(x.shape[1])))
+    assert_same_bits(reached, bound_study.leaf_values(booster, trees, x), "leaf values")
 
 
 def test_conditioning_on_some_features_bounds_every_rows_leaf(model_and_rows):
     booster, x = model_and_rows
     trees = bound_study.trees_of(booster)
-    values = bound_study.leaf_values(booster, x)
-    largest = np.array([max(leaf.value for leaf in leaves) for leaves in trees])
+    values = bound_study.leaf_values(booster, trees, x)
+    largest = bound_study.largest_leaves(trees)
     some = bound_study.conditioned_largest(trees, x, {1, 5})
     assert np.all(some >= values) and np.all(some <= largest)
     assert np.any(some < largest)  # the condition narrows something
@@ -61,17 +68,18 @@ def test_conditioning_on_some_features_bounds_every_rows_leaf(model_and_rows):
 def test_the_joint_bound_holds_and_is_no_looser_than_the_largest_leaves(model_and_rows):
     booster, x = model_and_rows
     trees = bound_study.trees_of(booster)
-    values = bound_study.leaf_values(booster, x)
+    values = bound_study.leaf_values(booster, trees, x)
+    largest = bound_study.largest_leaves(trees)
     for first in range(0, len(trees), 4):
         group = trees[first:first + 4]
         joint = bound_study.joint_largest(group)
         assert values[:, first:first + 4].sum(axis=1).max() <= joint
-        assert joint <= sum(max(leaf.value for leaf in leaves) for leaves in group) + 1e-12
+        assert joint <= largest[first:first + 4].sum() + 1e-12  # summed in another order: rounding apart
 
 
 def test_rows_kept_shrink_as_trees_are_evaluated(model_and_rows):
     booster, x = model_and_rows
-    values = bound_study.leaf_values(booster, x)
+    values = bound_study.leaf_values(booster, bound_study.trees_of(booster), x)
     largest = values.max(axis=0) + 1.0  # looser than the trees' largest leaves, still a bound
     bar = np.sort(values.sum(axis=1))[-20]
     kept = [bound_study.kept_after(values, largest, range(values.shape[1]), e, bar) for e in (0, 6, 12, 24)]
