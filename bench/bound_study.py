@@ -14,14 +14,17 @@ kinds keep:
    on, before any tree is evaluated in full, and the share of nodes on those features (what a
    feature-by-feature scorer pays to read them);
 4. the bound for any row by groups of 4 consecutive trees taken jointly (the best sum of leaves
-   whose regions intersect), against the sum of their largest leaves.
+   whose regions intersect), against the sum of their largest leaves;
+5. every tree's reach conditioned on the row's value of the one feature the selector's bins
+   condition it on (rest_bounds.h), before any tree is evaluated: whether a bound of that kind
+   could spare the first stage some of its rows.
 
 Nothing here is timed; it says how many rows and trees a bound leaves, which bench/topk.py's
 timings turn into seconds.
 """
 import argparse
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -141,6 +144,40 @@ def conditioned_largest(trees: List[List[Leaf]], x: np.ndarray, features: set) -
     return out
 
 
+def first_split_features(trees: List[List[Leaf]], wanted: Optional[set] = None) -> List[Optional[int]]:
+    """Per tree, the feature of its first numerical node breadth first (among `wanted`, if given),
+    or None: how rest_bounds.cpp picks the feature a tree is conditioned on. A leaf's path lists
+    its nodes from the root and trees_of yields leaves left to right, so the first leaf whose path
+    reaches a qualifying node at the least depth reaches the first such node breadth first."""
+    out: List[Optional[int]] = []
+    for leaves in trees:
+        best: Optional[Tuple[int, int]] = None  # (depth, feature)
+        for leaf in leaves:
+            depth, node = next(((d, n) for d, (n, _) in enumerate(leaf.path)
+                                if not n.categorical and (wanted is None or n.feature in wanted)), (None, None))
+            if node is not None and (best is None or depth < best[0]):
+                best = (depth, node.feature)
+        out.append(None if best is None else best[1])
+    return out
+
+
+def binned_largest(trees: List[List[Leaf]], x: np.ndarray, m: int) -> np.ndarray:
+    """rows x trees: the largest leaf each tree can reach given the row's value of the one feature
+    it is conditioned on, chosen as the selector chooses it among the m features most trees start
+    with (its largest leaf where it splits on none). Exact conditioning: the selector's bins, which
+    send NaN and zeros to a bin that reaches every leaf, are never tighter."""
+    starts: dict = {}
+    for f in first_split_features(trees):
+        if f is not None:
+            starts[f] = starts.get(f, 0) + 1
+    chosen = set(sorted(starts, key=lambda f: (-starts[f], f))[:m])
+    largest = largest_leaves(trees)
+    out = np.empty((len(x), len(trees)))
+    for t, f in enumerate(first_split_features(trees, chosen)):
+        out[:, t] = largest[t] if f is None else conditioned_largest(trees[t:t + 1], x, {f})[:, 0]
+    return out
+
+
 def _regions(leaves: List[Leaf], features: List[int]):
     """Each leaf's region over `features`: (lo, hi] per feature and whether NaN reaches it. Nodes
     whose region is not an interval (categorical, missing type Zero) constrain nothing here, which
@@ -219,6 +256,10 @@ def study(booster, x: np.ndarray, print_line=print) -> None:
         if evaluated + 4 <= len(trees):
             joint = sum(joint_largest(trees[g:g + 4]) for g in range(evaluated, len(trees), 4))
             print_line(f"   E={evaluated}: {largest[evaluated:].sum():.4f} / {joint:.4f}")
+    print_line("5. rows kept before any tree is evaluated, each tree conditioned on its one binned feature, "
+               "chosen among the m features most trees start with")
+    for m in (8, 16, 32):
+        print_line(f"   m={m}: {np.mean(binned_largest(trees, x, m).sum(axis=1) >= bar):.2%} of rows kept")
 
 
 def main(argv=None) -> None:

@@ -86,3 +86,56 @@ def test_rows_kept_shrink_as_trees_are_evaluated(model_and_rows):
     assert kept[0] == 1.0 and kept[-1] == pytest.approx(20 / len(x))
     assert all(a >= b for a, b in zip(kept, kept[1:]))
     assert 0 < bound_study.ideal_tree_share(values, largest, bar) < 1
+
+
+def _first_numerical_breadth_first(booster, wanted=None):
+    """The dump's nodes walked breadth first, as rest_bounds.cpp walks a tree: per tree, the first
+    numerical node's feature (among `wanted`, if given), or None."""
+    out = []
+    for info in booster.dump_model()["tree_info"]:
+        queue, found = [info["tree_structure"]], None
+        while queue and found is None:
+            node = queue.pop(0)
+            if "leaf_value" in node:
+                continue
+            if node["decision_type"] != "==" and (wanted is None or node["split_feature"] in wanted):
+                found = node["split_feature"]
+            queue += [node["left_child"], node["right_child"]]
+        out.append(found)
+    return out
+
+
+def test_each_tree_is_conditioned_on_its_first_numerical_feature_breadth_first(model_and_rows):
+    booster, _ = model_and_rows
+    trees = bound_study.trees_of(booster)
+    assert bound_study.first_split_features(trees) == _first_numerical_breadth_first(booster)
+    for wanted in ({0}, {2, 3}, {4}):
+        assert bound_study.first_split_features(trees, wanted) == _first_numerical_breadth_first(booster, wanted)
+
+
+def test_the_binned_bound_holds_for_every_row_and_tightens_some(model_and_rows):
+    booster, x = model_and_rows
+    trees = bound_study.trees_of(booster)
+    values = bound_study.leaf_values(booster, trees, x)
+    largest = bound_study.largest_leaves(trees)
+    for m in (1, 2, 6):
+        binned = bound_study.binned_largest(trees, x, m)
+        assert np.all(binned >= values), f"m={m}: a tree reached a leaf above its bound"
+        assert np.all(binned <= largest)
+        assert np.any(binned < largest), f"m={m}: conditioning tightened no tree for any row"
+
+
+def test_the_binned_bound_reads_only_each_trees_own_feature(model_and_rows):
+    booster, x = model_and_rows
+    trees = bound_study.trees_of(booster)
+    # With every feature allowed, each tree is conditioned on its first numerical feature.
+    assigned = np.array([-1 if f is None else f for f in _first_numerical_breadth_first(booster)])
+    before = bound_study.binned_largest(trees, x, x.shape[1])
+    changed = 0
+    for f in range(x.shape[1]):
+        other = x.copy()
+        other[:, f] = np.random.default_rng(f).permutation(other[:, f])
+        after = bound_study.binned_largest(trees, other, x.shape[1])
+        assert_same_bits(after[:, assigned != f], before[:, assigned != f], f"trees not conditioned on feature {f}")
+        changed += int(np.any(after[:, assigned == f] != before[:, assigned == f]))
+    assert changed >= 2, "permuting a tree's own feature changed no tree's bound"
