@@ -170,6 +170,14 @@ class StandaloneCluster:
                 logs[f"worker{i}/{stderr.parent.parent.name}/{stderr.parent.name}"] = stderr.read_text(errors="replace")
         return logs
 
+    def executor_exit(self, name: str) -> str:
+        """What the worker logged when executor 'worker<i>/<app>/<executor id>' ended (its state and
+        exit status), or '' while it runs."""
+        worker, app, executor_id = name.split("/")
+        ended = f"Executor {app}/{executor_id} finished with state "
+        log = self.root / f"{worker}.log"
+        return next((line.strip() for line in log.read_text(errors="replace").splitlines() if ended in line), "")
+
     def __enter__(self) -> "StandaloneCluster":
         try:
             return self.start()

@@ -6,6 +6,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pyspark
@@ -44,8 +45,13 @@ def test_a_large_model_arrives_once_per_executor_and_its_metrics_reach_the_ui(tm
         assert_same_bits(np.array([report[run][str(i)] for i in range(len(x))]), expected)
 
     # Each executor logged the model's arrival once, though it ran many tasks, over two jobs.
-    executor_logs = sorted((spark_home / "work" / report["app_id"]).glob("*/stderr"))
-    assert len(executor_logs) == 2
+    executor_logs = []
+    for log in sorted((spark_home / "work" / report["app_id"]).glob("*/stderr")):
+        if "Running task" in log.read_text():
+            executor_logs.append(log)
+        else:  # Spark replaced an executor that ended before its first task: not treescore's doing
+            warnings.warn(f"executor {log.parent.name} ran no task; its log ends:\n{log.read_text()[-1500:]}")
+    assert len(executor_logs) == 2, executor_logs
     arrival = f"treescore: model {report['model_hash'][:12]} ({report['model_bytes']} bytes) arrived in this JVM"
     tasks_run = []
     for log in executor_logs:
