@@ -44,21 +44,21 @@ def test_a_large_model_arrives_once_per_executor_and_its_metrics_reach_the_ui(tm
     for run in ("scores", "scores_again"):
         assert_same_bits(np.array([report[run][str(i)] for i in range(len(x))]), expected)
 
-    # Each executor logged the model's arrival once, though it ran many tasks, over two jobs.
-    executor_logs = []
-    for log in sorted((spark_home / "work" / report["app_id"]).glob("*/stderr")):
-        if "Running task" in log.read_text():
-            executor_logs.append(log)
-        else:  # Spark replaced an executor that ended before its first task: not treescore's doing
-            warnings.warn(f"executor {log.parent.name} ran no task; its log ends:\n{log.read_text()[-1500:]}")
-    assert len(executor_logs) == 2, executor_logs
+    # Each executor logged the model's arrival once, though it ran many tasks, over two jobs. An
+    # executor that Spark replaced before its first task never saw the model: a warning, not a failure.
     arrival = f"treescore: model {report['model_hash'][:12]} ({report['model_bytes']} bytes) arrived in this JVM"
-    tasks_run = []
-    for log in executor_logs:
+    tasks_run = {}
+    for log in sorted((spark_home / "work" / report["app_id"]).glob("*/stderr")):
         text = log.read_text()
-        assert text.count(arrival) == 1, log
-        tasks_run.append(len(re.findall(r"Running task \d+\.\d+ in stage", text)))
-    assert sum(tasks_run) >= 32 and min(tasks_run) >= 2, tasks_run
+        ran = len(re.findall(r"Running task \d+\.\d+ in stage", text))
+        if ran:
+            assert text.count(arrival) == 1, log
+            tasks_run[log.parent.name] = ran
+        else:
+            assert arrival not in text, log
+            warnings.warn(f"executor {log.parent.name} ran no task; its log ends:\n{text[-1500:]}")
+    assert len(tasks_run) == 2, tasks_run
+    assert sum(tasks_run.values()) >= 32 and min(tasks_run.values()) >= 2, tasks_run
 
     # The Spark UI's REST API shows the operator's metrics for the scoring query.
     batch_nodes = [node for execution in report["sql"] for node in execution.get("nodes", [])
