@@ -56,6 +56,14 @@ CLIENT_SCRIPT = textwrap.dedent("""
         scored.explain()
     rows = scored.collect()
 
+    # A client's own rows travel in the plan as local data, which Spark's optimizer would fold.
+    import pandas as pd
+    local = spark.createDataFrame(pd.read_parquet(data)).select("id", treescore.score(by_path).alias("reg"))
+    local_plan = io.StringIO()
+    with contextlib.redirect_stdout(local_plan):
+        local.explain()
+    local_rows = sorted((r["id"], r["reg"]) for r in local.collect())
+
     treescore.register(spark, "reg_named", by_path)
     df.createOrReplaceTempView("t")
     named = spark.sql("SELECT treescore_score('reg_named') FROM t ORDER BY id").collect()
@@ -81,6 +89,7 @@ CLIENT_SCRIPT = textwrap.dedent("""
         "contrib": [list(r["contrib"]) for r in rows], "blend": [r["blend"] for r in rows],
         "blend_contrib": [list(r["blend_contrib"]) for r in rows],
         "grid": [list(r["grid"]) for r in rows], "named": [r[0] for r in named],
+        "local_plan": local_plan.getvalue(), "local": [reg for _, reg in local_rows],
         "top_plan": top_plan.getvalue(), "top": top, "approx_top": approx_top, "filtered": approx.rows_filtered(),
         "unknown": error(lambda: spark.sql("SELECT treescore_score('nope', 1.0)").collect()),
         "missing": error(lambda: treescore.register(spark, "gone", "/no/such/model.txt")),
@@ -180,6 +189,8 @@ def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster,
     assert "BatchScore" in got["plan"], got["plan"]
     assert_same_bits(got["reg"], reg)
     assert_same_bits(got["named"], reg)
+    assert "BatchScore" in got["local_plan"], got["local_plan"]
+    assert_same_bits(got["local"], reg)
     assert_same_bits(got["bin"], binary)
     assert_same_bits(np.array(got["contrib"]), regression_booster.predict(x, pred_contrib=True, num_iteration=10))
     assert_same_bits(got["blend"], 0.25 * reg + 0.75 * binary)

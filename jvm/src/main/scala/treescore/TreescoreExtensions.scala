@@ -1,6 +1,7 @@
 package treescore
 
-import org.apache.spark.sql.SparkSessionExtensions
+import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
+import org.apache.spark.sql.treescore.SessionRules
 
 import treescore.rules.{BatchScoreStrategy, ColumnarScoreInput, ExtractScoreCalls, InferTopKSelection}
 import treescore.sql.SqlFunctions
@@ -26,4 +27,13 @@ class TreescoreExtensions extends (SparkSessionExtensions => Unit) {
     // treescore_score(...) and friends for SQL and Spark Connect clients (treescore.sql).
     SqlFunctions.all.foreach(extensions.injectFunction(_))
   }
+}
+
+object TreescoreExtensions {
+  /**
+   * Whether queries of `session` batch score calls: whether its extensions, however they were
+   * given (`spark.sql.extensions`, `withExtensions`), build ExtractScoreCalls.
+   */
+  def installedIn(session: SparkSession): Boolean =
+    SessionRules.preCBO(session).exists(_.isInstanceOf[ExtractScoreCalls])
 }

@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 
 import treescore.ensemble.{Contributions, GridAxis, GridScorer, ModelScorer, Monotone, Scorable, Scorer}
 import treescore.execution.TaskScorers
-import treescore.expressions.{GridPoints, GridValue, ProgramScoreExpression, ScoreExpression}
+import treescore.expressions.{BatchableScore, GridPoints, GridValue, ProgramScoreExpression, RowScore, ScoreExpression}
 import treescore.model.{IterationRange, PredictKind, TreeModel}
 
 /**
@@ -45,7 +45,7 @@ object functions {
       model.requireUniqueFeatureNames("pass one column per feature, in the model's order")
       byName(model, model.featureNames)
     } else features
-    ColumnBridge.column(ScoreExpression(model, args.map(ColumnBridge.expression), options, TaskScorers))
+    column(ScoreExpression(model, args.map(ColumnBridge.expression), options, TaskScorers))
   }
 
   /** The model's prediction, reading the columns named like the model's features. */
@@ -144,8 +144,17 @@ object functions {
       contributions: Boolean): Column = {
     val features = scorer.featureInputs.map(name => computed.getOrElse(name, UnresolvedAttribute.quoted(name)))
     val keys = scorer.keyInputs.map(UnresolvedAttribute.quoted)
-    ColumnBridge.column(ProgramScoreExpression(scorer, scorer.featureInputs, scorer.keyInputs, grid, features ++ keys,
+    column(ProgramScoreExpression(scorer, scorer.featureInputs, scorer.keyInputs, grid, features ++ keys,
       TaskScorers, contributions))
+  }
+
+  /**
+   * A call as a column: batchable where the active session has treescore's rules, which batch it,
+   * else one row at a time, since nothing else could evaluate it.
+   */
+  private def column(call: BatchableScore): Column = {
+    val session = SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession)
+    ColumnBridge.column(if (session.exists(TreescoreExtensions.installedIn)) call else RowScore(call))
   }
 
   private def byName(model: TreeModel, names: Seq[String]): Seq[Column] =

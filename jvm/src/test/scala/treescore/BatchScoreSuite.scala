@@ -1,6 +1,9 @@
 package treescore
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.types.{DoubleType, StructField, StructType}
 
 import treescore.functions.score
 import treescore.model.TreeModel
@@ -16,6 +19,16 @@ class BatchScoreSuite extends SparkSuite {
     assert(bits(rows.map(_.getDouble(1)).toSeq) == bits(rows.map(_.getDouble(0)).toSeq))
     assert(bits(rows.map(_.getDouble(3)).toSeq) == bits(rows.map(_.getDouble(2)).toSeq))
     assert(scored.queryExecution.executedPlan.toString.contains("BatchScore"))
+  }
+
+  test("over local rows, the optimizer leaves the scores to BatchScoreExec instead of folding them") {
+    val schema = StructType((featureNames ++ Seq("regression", "binary")).map(StructField(_, DoubleType)))
+    val local = spark.createDataFrame(fixtureRows.asJava, schema)
+    val scored = local.select(col("regression"), score(regressionModel).as("y"))
+    val rows = scored.collect().toSeq
+    assert(batchOperators(scored).length == 1, scored.queryExecution.executedPlan.treeString)
+    assert(rows.length == fixtureRows.length)
+    assert(bits(rows.map(_.getDouble(1))) == bits(rows.map(_.getDouble(0))))
   }
 
   test("under a select, the operator's output keeps only the columns the select reads") {

@@ -1,16 +1,21 @@
 package treescore.expressions
 
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.expressions.{Expression, Unevaluable}
 
 import treescore.model.{PredictKind, TreeModel}
 
 /**
  * A score call: what to score (a model or a program of models), over which inputs, with which
- * output. BatchScoreExec scores it a batch at a time; `eval` is the row-at-a-time fallback for
- * plans the rule does not rewrite, through [[RowScoring]], and gives the same scores.
+ * output. BatchScoreExec scores it a batch at a time.
+ *
+ * Like Spark's PythonUDF, a call is unevaluable while the optimizer works on it, so that no
+ * optimizer rule evaluates it on the driver: ConvertToLocalRelation, which folds projections and
+ * filters over local data (`createDataFrame(pandas)`, `VALUES`, a Connect client's rows) into new
+ * local data, leaves unevaluable expressions alone. treescore's rule batches the calls it can and
+ * gives the rest to [[RowScore]]; sessions without treescore's rules are handed RowScores from
+ * the start.
  */
-trait BatchableScore extends Expression {
+trait BatchableScore extends Expression with Unevaluable {
   /** The models this call scores with; the operator ships the large ones before it runs. */
   def models: Seq[TreeModel]
 
@@ -20,8 +25,6 @@ trait BatchableScore extends Expression {
   /** Scores per input row: a what-if grid's points, otherwise 1. A batch holds at most batch.rows scores. */
   def pointsPerRow: Int = 1
 
-  /** Scores this call one row at a time. */
+  /** Scores this call one row at a time, where [[RowScore]] evaluates it. */
   def rowScoring: RowScoring
-
-  final override def eval(row: InternalRow): Any = rowScoring.scoreRow(this, row)
 }

@@ -2,7 +2,6 @@ package treescore.expressions
 
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, DoubleType, NumericType, StringType}
 
 import treescore.ensemble.{GridAxis, Monotone, Scorer}
@@ -38,7 +37,7 @@ final case class GridPoints(axes: Seq[GridAxis], monotone: Monotone) {
  */
 case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], keyInputs: Seq[String],
     grid: Option[GridPoints], children: Seq[Expression], rowScoring: RowScoring, contributions: Boolean = false)
-  extends BatchableScore with CodegenFallback {
+  extends BatchableScore {
 
   override def models: Seq[TreeModel] = scorer.models
   /** Members give one prediction or raw score per row, which every engine serves; TreeSHAP only LightGBM's. */

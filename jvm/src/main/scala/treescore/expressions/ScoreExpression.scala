@@ -2,7 +2,6 @@ package treescore.expressions
 
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.DataType
 
 import treescore.ScoreOptions
@@ -16,12 +15,12 @@ import treescore.model.{Engine, PredictKind, TreeModel}
  *
  * Analysis checks the features against the model on the driver. With treescore's extensions
  * enabled, ExtractScoreCalls moves every score call it can into one batched operator
- * ([[treescore.execution.BatchScoreExec]]); `eval` is the row-at-a-time fallback for plans
- * the rule does not rewrite, and gives the same scores. A null feature is NaN, which is
+ * ([[treescore.execution.BatchScoreExec]]); [[RowScore]] scores the others one row at a time,
+ * with the same scores. A null feature is NaN, which is
  * LightGBM's missing value.
  */
 case class ScoreExpression(model: TreeModel, children: Seq[Expression], options: ScoreOptions,
-    rowScoring: RowScoring) extends BatchableScore with CodegenFallback {
+    rowScoring: RowScoring) extends BatchableScore {
 
   override def models: Seq[TreeModel] = Seq(model)
   override def modelKind: PredictKind = options.predictKind

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan, Proj
 import org.apache.spark.sql.catalyst.rules.Rule
 
 import treescore.TreescoreConf
-import treescore.expressions.BatchableScore
+import treescore.expressions.{BatchableScore, RowScore}
 
 /**
  * Moves score calls out of every operator into [[BatchScore]] nodes beneath it, shaped like
@@ -40,14 +40,28 @@ import treescore.expressions.BatchableScore
 case class ExtractScoreCalls(session: SparkSession) extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan match {
-    case _ if !TreescoreConf.BatchEnabled.from(session.sessionState.conf) => plan
-    case s: Subquery if s.correlated => plan
-    case _ => UnreadFeatures.asMissing(plan).transformUp {
+    // A correlated subquery keeps its shape for decorrelation. Scalar ones are pulled into the
+    // outer query before this rule runs there, which batches their calls again; EXISTS and IN
+    // become joins only after it, so their calls are scored one row at a time.
+    case s: Subquery if s.correlated => rowAtATime(plan)
+    case _ if !TreescoreConf.BatchEnabled.from(session.sessionState.conf) => rowAtATime(plan)
+    case _ => rowAtATime(UnreadFeatures.asMissing(asCalls(plan)).transformUp {
       case batch: BatchScore => batch
       case agg: Aggregate if agg.aggregateExpressions.exists(scoresOverAggregates(_, agg)) =>
         extract(scoresAboveAggregate(agg))
       case operator => extract(operator)
-    }
+    })
+  }
+
+  /** Calls built as row-at-a-time ones (before this session had the rule) are batched too. */
+  private def asCalls(plan: LogicalPlan): LogicalPlan = plan.transformAllExpressions {
+    case RowScore(call) => call
+  }
+
+  /** The calls left in operators, which no BatchScore scores, are evaluated one row at a time. */
+  private def rowAtATime(plan: LogicalPlan): LogicalPlan = plan.transformUp {
+    case batch: BatchScore => batch
+    case operator => operator.transformExpressions { case call: BatchableScore => RowScore(call) }
   }
 
   /** An aggregate result or a grouping key, the values an Aggregate's output is made of. */
