@@ -13,12 +13,13 @@ import treescore.expressions.{BatchableScore, ProgramScoreExpression, RowScoring
 import treescore.model.Engine
 
 /**
- * Opens the task scorer for a score call, and scores calls one row at a time for `eval`.
+ * Opens the task scorer for a score call, and scores calls one row at a time for [[treescore.expressions.RowScore]].
  *
  * Row at a time, a task opens each call's scorer once and reuses it for every row: opening one
  * leases models, allocates off-heap buffers and (for programs) compiles native code, far dearer
- * than scoring one row. The task's completion closes them. Outside a task (constant folding on
- * the driver) nothing would close a scorer later, so each call opens and closes its own.
+ * than scoring one row. The task's completion closes them. Outside a task (Spark's optimizer
+ * folding a row-at-a-time call over local data on the driver, in a session without treescore's
+ * rules) nothing would close a scorer later, so each call opens and closes its own.
  */
 object TaskScorers extends RowScoring {
   /** Model calls take their feature matrix from `matrices`, which the caller closes after the scorer. */
