@@ -114,6 +114,22 @@ def market_frame(spark, folder, rows: int, seed: int):
     return df, x, np.array(names)[np.arange(len(x)) % 3]
 
 
+def thresholds(booster) -> dict:
+    """Every numerical split threshold of the model, by feature index."""
+    found = {}
+
+    def walk(node):
+        if "split_index" in node:
+            if node["decision_type"] == "<=":
+                found.setdefault(node["split_feature"], set()).add(float(node["threshold"]))
+            walk(node["left_child"])
+            walk(node["right_child"])
+
+    for tree in booster.dump_model()["tree_info"]:
+        walk(tree["tree_structure"])
+    return found
+
+
 def plan_of(df) -> str:
     return df._jdf.queryExecution().executedPlan().toString()
 

@@ -18,24 +18,9 @@ import pandas as pd
 import pytest
 
 import treescore
-from conftest import FEATURE_NAMES, assert_same_bits, collect, features, plan_of
+from conftest import FEATURE_NAMES, assert_same_bits, collect, features, plan_of, thresholds
 
 ROWS = 2_000
-
-
-def thresholds(booster) -> dict:
-    """Each feature's numerical split thresholds, from the model's dump."""
-    found = {}
-
-    def walk(node):
-        if "split_feature" in node:
-            found.setdefault(node["split_feature"], set()).add(node["threshold"])
-            walk(node["left_child"])
-            walk(node["right_child"])
-
-    for tree in booster.dump_model()["tree_info"]:
-        walk(tree["tree_structure"])
-    return found
 
 
 def hostile_rows(booster, seed: int) -> np.ndarray:

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import treescore
-from conftest import assert_same_bits, collect, plan_of
+from conftest import assert_same_bits, collect, plan_of, thresholds
 
 NUMERIC = [f"n{i}" for i in range(6)]
 ROWS = 6_000
@@ -98,22 +98,6 @@ def train(name: str):
     if params["objective"] in ("lambdarank", "rank_xendcg"):
         extra["group"] = [40] * (len(x) // 40)
     return lgb.train(full, lgb.Dataset(x, y, feature_name=names, **extra), rounds)
-
-
-def thresholds(booster) -> dict:
-    """Every numerical split threshold of the model, by feature index."""
-    found = {}
-
-    def walk(node):
-        if "split_index" in node:
-            if node["decision_type"] == "<=":
-                found.setdefault(node["split_feature"], set()).add(float(node["threshold"]))
-            walk(node["left_child"])
-            walk(node["right_child"])
-
-    for tree in booster.dump_model()["tree_info"]:
-        walk(tree["tree_structure"])
-    return found
 
 
 def scoring_rows(booster, categories: int) -> np.ndarray:
