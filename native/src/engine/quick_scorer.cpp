@@ -124,7 +124,6 @@ struct TreeSets {
     half[0] &= ~(rows[0] & clear);
     half[1] &= ~(rows[1] & clear);
   }
-  uint64_t& operator[](int r) { return half[r / kHalf][r % kHalf]; }
 };
 
 // Every node of `ascending` whose threshold a row's value is above sends that row right. Scans in
