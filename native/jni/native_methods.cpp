@@ -4,6 +4,7 @@
 #include <jni.h>
 
 #if defined(__GLIBC__)
+#include <dlfcn.h>
 #include <malloc.h>
 #endif
 
@@ -252,10 +253,24 @@ jlongArray TopKTreeCounts(JNIEnv* env, jclass, jlong handle) {
   });
 }
 
-// Bytes the C allocator has handed out and not had back, for leak tests; -1 where unknown.
+#if defined(__GLIBC__)
+// glibc 2.33's mallinfo2, declared here: the library is built for glibc 2.17, whose headers lack
+// it, and looks it up where it runs.
+struct Mallinfo2 {
+  size_t arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks, keepcost;
+};
+#endif
+
+// Bytes the C allocator has handed out and not had back, for leak tests; -1 where unknown. Before
+// glibc 2.33 only mallinfo's int fields exist, which count modulo 4 GiB.
 jlong AllocatorInUseBytes(JNIEnv*, jclass) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-  return static_cast<jlong>(mallinfo2().uordblks);
+#if defined(__GLIBC__)
+  static const auto mallinfo2 = reinterpret_cast<Mallinfo2 (*)()>(dlsym(RTLD_DEFAULT, "mallinfo2"));
+  if (mallinfo2 != nullptr) return static_cast<jlong>(mallinfo2().uordblks);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // mallinfo2's predecessor, all 2.17 has
+  return static_cast<jlong>(static_cast<unsigned int>(mallinfo().uordblks));
+#pragma GCC diagnostic pop
 #else
   return -1;
 #endif

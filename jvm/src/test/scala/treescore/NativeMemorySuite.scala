@@ -32,9 +32,9 @@ class NativeMemorySuite extends SparkSuite {
   test("native memory levels off over 200 jobs with reloads and evictions") {
     val frame = fixtureFrame.cache()
     frame.count()
+    assert(NativeMethods.allocatorInUseBytes() >= 0, "the C allocator reports no statistics on this platform")
     ModelCache.setMaxBytesForTesting(Some(1L))
     val baselineModels = NativeMethods.liveModelCount()
-    assume(NativeMethods.allocatorInUseBytes() >= 0, "this platform's allocator reports no statistics")
     try {
       val samples = (1 to 200).flatMap { job =>
         val options = ScoreOptions(numIterations = 5 + job % 20) // a new iteration range: a new booster

@@ -136,7 +136,7 @@ public final class NativeMethods {
   /** A top-K scan's tree evaluations so far, and how many full scores of the same rows make: {done, full}. */
   public static native long[] topKTreeCounts(long handle);
 
-  /** Bytes in use from the C allocator (glibc's mallinfo2), or -1 where unknown; for leak checks. */
+  /** Bytes in use from the C allocator (glibc's mallinfo2, or mallinfo before glibc 2.33), or -1 where unknown; for leak checks. */
   public static native long allocatorInUseBytes();
 
   /** How many models are loaded in native memory right now (for leak checks). */
