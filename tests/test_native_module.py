@@ -39,13 +39,15 @@ def test_a_wrong_column_count_is_a_value_error(binary_booster):
 
 def test_a_lightgbm_loaded_first_is_not_the_one_treescore_uses():
     """Another library of LightGBM already in the process (here the lightgbm package's, imported
-    first; in a JVM, SynapseML's) has the soname lib_lightgbm.so; treescore's copy has a soname
-    of its own, so the dynamic linker maps it beside the other instead of reusing that one."""
+    first; in a JVM, SynapseML's) cannot stand in for treescore's: treescore links its LightGBM in
+    and exports none of its symbols, so the lightgbm package's library is the only one mapped."""
     import subprocess
     import sys
 
-    script = ("import lightgbm\nfrom treescore import _native\n"
+    script = ("import lightgbm\nfrom treescore import _native\nprint(_native.__file__)\n"
               "print('\\n'.join(sorted({l.split()[-1] for l in open('/proc/self/maps') if 'lightgbm' in l})))")
-    mapped = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
-    assert any(path.endswith("/treescore/libtreescore_lightgbm.so") for path in mapped), mapped
-    assert any(path.endswith("/lightgbm/lib/lib_lightgbm.so") for path in mapped), mapped
+    module, *mapped = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                     check=True).stdout.split()
+    assert len(mapped) == 1 and mapped[0].endswith("/lightgbm/lib/lib_lightgbm.so"), mapped
+    exported = subprocess.run(["nm", "-D", "--defined-only", module], capture_output=True, text=True, check=True).stdout
+    assert "PyInit__native" in exported and "LGBM_" not in exported, exported[:2000]

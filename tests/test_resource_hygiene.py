@@ -1,9 +1,9 @@
 """Resource hygiene: loading treescore's native libraries leaves no files in java.io.tmpdir, and
-after spark.stop() no thread that treescore or LightGBM's OpenMP runtime started is left.
+after spark.stop() no thread that treescore started is left.
 
 Each run is a fresh Spark driver JVM in a child process (hygiene_job.py) with its own tmpdir:
 one scores with treescore on each engine (two native threads per task, so treescore's engine
-starts and joins threads and LightGBM's OpenMP starts worker threads),
+starts and joins threads),
 the baseline runs a plain job. Thread lists are compared by name with digits removed."""
 import json
 import os
@@ -64,16 +64,6 @@ def test_native_library_extraction_leaves_no_temp_files(runs):
     assert without_ids(scored["tmp_while_running"]) == without_ids(plain["tmp_while_running"])
     assert without_ids(scored["tmp_after_stop"]) == without_ids(plain["tmp_after_stop"])
     assert not [f for f in scored["tmp_while_running"] + scored["tmp_after_stop"] if "treescore" in f]
-
-
-def test_openmp_worker_threads_ran_while_scoring(runs):
-    # OpenMP workers are OS threads without a Java thread; Linux gives them their creator's name,
-    # a Spark task thread's. This checks the test below watches threads that really existed.
-    scored, plain = runs
-    java = Counter(name[:15] for name in scored["java_threads_while_running"])
-    native = Counter(scored["native_threads_while_running"])
-    workers = native["Executor task l"] - java["Executor task l"]
-    assert workers > 0, (scored["native_threads_while_running"], scored["java_threads_while_running"])
 
 
 def test_no_threads_left_after_spark_stop_beyond_a_plain_jobs(runs):

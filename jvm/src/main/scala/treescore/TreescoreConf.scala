@@ -46,7 +46,7 @@ object TreescoreConf {
       "integer.", positiveInt)
 
   val NativeThreads: ConfEntry[Int] = ConfEntry("spark.treescore.native.threads", "1", "query",
-    "Threads per native call (LightGBM's OpenMP threads, or treescore's engine's own). Spark already runs one task per core, so 1 never oversubscribes " +
+    "Threads per native call of treescore's engine (LightGBM's predictor, built without OpenMP, runs on the task's thread). Spark already runs one task per core, so 1 never oversubscribes " +
       "the executor's cores. Raise it only when an executor runs fewer concurrent tasks than it has cores. Must be a " +
       "positive integer.", positiveInt)
 

@@ -35,14 +35,13 @@ class NativeSuite extends AnyFunSuite {
     assert(NativeLoader.platform.matches("[a-z]+/[a-z0-9_]+"))
   }
 
-  test("LightGBM's library is mapped under treescore's own soname, so another LightGBM in the JVM is never used for it") {
+  test("LightGBM is linked into treescore's one library, so no other LightGBM in the JVM can stand in for it") {
     NativeLoader.ensureLoaded()
     val maps = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get("/proc/self/maps")))
     // address, permissions, offset, device, inode, then the path (" (deleted)": the loader removes its files)
-    val lightgbm = maps.linesIterator.map(_.split("\\s+", 6)).filter(_.length == 6).map(_(5).stripSuffix(" (deleted)"))
-      .filter(_.contains("lightgbm")).toSet
-    assert(lightgbm.exists(_.endsWith("/libtreescore_lightgbm.so")), lightgbm)
-    assert(!lightgbm.exists(_.endsWith("/lib_lightgbm.so")), lightgbm)
+    val mapped = maps.linesIterator.map(_.split("\\s+", 6)).filter(_.length == 6).map(_(5).stripSuffix(" (deleted)")).toSet
+    assert(mapped.exists(_.endsWith("/libtreescore_jni.so")), mapped)
+    assert(!mapped.exists(p => p.contains("lightgbm") || p.contains("libgomp")), mapped)
   }
 
   test("a platform the jar has no libraries for is named in the error, with the missing library") {

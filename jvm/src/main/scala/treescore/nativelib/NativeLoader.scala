@@ -8,17 +8,16 @@ import scala.util.control.NonFatal
 import org.slf4j.LoggerFactory
 
 /**
- * Loads treescore's native libraries from the jar, once per JVM.
+ * Loads treescore's native library from the jar, once per JVM.
  *
- * The libraries sit in the jar under `treescore/native/<os>/<arch>/`. They are copied to a
- * fresh temporary folder (one per JVM, so executors sharing a host never race on a file),
- * loaded in dependency order, then deleted: the loaded mappings outlive the files, and
- * nothing is left in /tmp. A `lazy val` makes concurrent first calls from many tasks load
+ * The library sits in the jar under `treescore/native/<os>/<arch>/`. It is copied to a fresh
+ * temporary folder (one per JVM, so executors sharing a host never race on a file), loaded,
+ * then deleted: the loaded mapping outlives the file, and nothing is left in /tmp. A `lazy val` makes concurrent first calls from many tasks load
  * exactly once; a failure is kept and rethrown, with the platform named, on every later call.
  */
 object NativeLoader {
 
-  /** The platform folder name, e.g. `linux/x86_64`; the build (project/SparkLines.scala) derives the same. */
+  /** The platform folder name, e.g. `linux/x86_64`, as the build (build.sbt) names the folders it fills. */
   val platform: String = {
     val os = sys.props("os.name").toLowerCase match {
       case n if n.contains("linux") => "linux"
@@ -35,9 +34,7 @@ object NativeLoader {
 
   private def resourceFolder(platform: String) = s"treescore/native/$platform"
 
-  // In dependency order: the OpenMP runtime, LightGBM, then the JNI library that needs both.
-  // Only the JNI library is mandatory; the others are bundled where the platform needs them.
-  private val dependencies = Seq("libgomp.so.1", "libtreescore_lightgbm.so", "libtreescore_lightgbm.dylib")
+  // One library per platform: LightGBM and the C++ runtime are linked into it.
   private val jniLibrary = Seq("libtreescore_jni.so", "libtreescore_jni.dylib")
 
   private lazy val loaded: Either[Throwable, Unit] =
@@ -56,11 +53,10 @@ object NativeLoader {
         "Build treescore on this platform, or use a jar built for it."))
     val folder = Files.createTempDirectory("treescore-native-")
     try {
-      val names = dependencies.filter(name => resourceExists(source, name)) :+ jni
-      names.foreach(name => load(source, name, folder))
-      // Says where the libraries came from: an executor gets them inside the jar Spark shipped to it.
+      load(source, jni, folder)
+      // Says where the library came from: an executor gets it inside the jar Spark shipped to it.
       LoggerFactory.getLogger(getClass.getName.stripSuffix("$")).info(
-        s"treescore: loaded native libraries ${names.mkString(", ")} for $platform from " +
+        s"treescore: loaded native library $jni for $platform from " +
           Option(getClass.getProtectionDomain.getCodeSource).map(_.getLocation).getOrElse("the class path"))
     } finally {
       deleteRecursively(folder)
