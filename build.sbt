@@ -1,44 +1,22 @@
 // treescore's JVM side: one jar per supported Spark line (project/SparkLines.scala), all from
 // the sources in jvm/src plus a shim folder per API generation. Each line compiles and tests
 // against the jars of a pyspark release from PyPI (build/pyspark_jars.py), because Maven
-// Central does not serve every Spark release here. Native code is built once by CMake (native/)
-// and packed into every jar under treescore/native/<os>/<arch>/, so each jar is self-contained.
+// Central does not serve every Spark release here. Native code is built beforehand, once per
+// architecture (build/natives.py), and packed into every jar under treescore/native/<os>/<arch>/,
+// so each jar is self-contained.
 import scala.sys.process._
 
-lazy val buildNative = taskKey[File]("Builds the JNI library with CMake; returns the folder staging it as jar resources")
-/** The architectures every jar carries a Linux library for (treescore/native/linux/<arch>/). */
-lazy val nativeArches = Seq("x86_64")
 lazy val sparkJars = taskKey[Seq[File]]("The Spark jars of this line's pyspark release")
 
-/** The Python that runs the build's fetch scripts; CMake passes its own (with pip) when it runs sbt. */
+/** The Python that runs the build's fetch scripts, which need pip: dev/build passes its venv's. */
 def buildPython: String = sys.env.getOrElse("TREESCORE_PYTHON", "python3")
 
-// Built once for all lines: the JNI library does not depend on Spark.
+/** The JNI libraries of every architecture, staged by build/natives.py before sbt runs. */
+lazy val stagedNatives = file("target/native-resources").getAbsoluteFile
+
 lazy val root = (project in file("."))
   .aggregate(SparkLines.all.map(l => LocalProject(l.id)): _*)
-  .settings(
-    publish / skip := true,
-    buildNative := {
-      val log = streams.value.log
-      val base = baseDirectory.value
-      val staged = base / "jvm" / "target" / "native-resources"
-      def run(cmd: Seq[String]): Unit = {
-        log.info(cmd.mkString("$ ", " ", ""))
-        if (Process(cmd, base).! != 0) sys.error(s"native build failed: ${cmd.mkString(" ")}")
-      }
-      IO.delete(staged)
-      // One library per architecture, each built by native/cmake/toolchain.cmake's zig for glibc 2.17.
-      for (arch <- nativeArches) {
-        val buildDir = base / "jvm" / "target" / "native" / arch
-        run(Seq("cmake", "-S", "native", "-B", buildDir.getPath, "-DTREESCORE_BUILD_JNI=ON",
-                "-DCMAKE_BUILD_TYPE=Release", s"-DTREESCORE_TARGET=$arch"))
-        run(Seq("cmake", "--build", buildDir.getPath, "--parallel"))
-        val platform = staged / "treescore" / "native" / "linux" / arch
-        run(Seq("cmake", "--install", buildDir.getPath, "--component", "jni", "--prefix", platform.getPath))
-      }
-      staged
-    }
-  )
+  .settings(publish / skip := true)
 
 def lineProject(spark: SparkLine): Project = {
   val jvm = file("jvm").getAbsoluteFile
@@ -72,12 +50,13 @@ def lineProject(spark: SparkLine): Project = {
       Compile / unmanagedJars ++= sparkJars.value.classpath,
       libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
       // The native libraries, copied under this line's managed resources so the jar keeps their
-      // treescore/native/<os>/<arch>/ paths.
+      // treescore/native/<os>/<arch>/ paths. sbt only packages them: build/natives.py builds them.
       Compile / resourceGenerators += Def.task {
-        val staged = (LocalProject("root") / buildNative).value
+        val index = stagedNatives / "treescore" / "native" / "platforms.txt"
+        if (!index.isFile) sys.error(s"no native libraries staged in $stagedNatives: run build/natives.py first (dev/build does)")
         val into = (Compile / resourceManaged).value
         IO.delete(into / "treescore" / "native")
-        val copies = (staged ** ("*.so*" || "*.dylib")).get.map(f => f -> into / IO.relativize(staged, f).get)
+        val copies = (stagedNatives ** ("*.so" || "platforms.txt")).get.map(f => f -> into / IO.relativize(stagedNatives, f).get)
         IO.copy(copies, CopyOptions().withPreserveExecutable(true)).toSeq
       }.taskValue,
       // Spark on Java 17 needs these opens; tests run in their own JVM to apply them.

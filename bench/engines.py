@@ -116,7 +116,7 @@ def native_engines(bench) -> None:
     """Every shape, every engine, 1 and 2 threads; appends Results and records identical shares."""
     import lightgbm as lgb
 
-    from treescore import _native
+    import treescore_native
 
     sizes = bench.sizes
     rows = min(sizes.rows_a, 100_000)
@@ -126,7 +126,7 @@ def native_engines(bench) -> None:
         text = train(shape, sizes, bench.log)
         matrix = _rows(shape, rows, seed=41)
         booster = lgb.Booster(model_str=text)
-        engine = _native.ExactScorer(text)
+        engine = treescore_native.ExactScorer(text)
         layouts[shape.name] = engine.layout
         expected = booster.predict(matrix, num_threads=1).reshape(rows, -1)
         with tempfile.TemporaryDirectory(prefix="treescore-engines-") as work:

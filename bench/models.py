@@ -22,7 +22,7 @@ class Ensemble:
     weights: Tuple[float, ...]
     feature_names: List[str]
     boosters: list = field(default_factory=list)  # lightgbm.Booster, for the limit
-    engines: list = field(default_factory=list)  # treescore._native.ExactScorer, for the engine's limit
+    engines: list = field(default_factory=list)  # treescore_native.ExactScorer, for the engine's limit
 
     def predict(self, matrix: np.ndarray, num_threads: int, engine: str = "lightgbm") -> np.ndarray:
         """The weighted mean of the members' predictions, summed in the order treescore's query uses,
@@ -87,7 +87,7 @@ def of_texts(texts, weights, names: List[str]) -> Ensemble:
     """An Ensemble of these model texts (one, with weight 1, for a single model)."""
     import lightgbm as lgb
 
-    from treescore import _native
+    import treescore_native
 
     boosters = [lgb.Booster(model_str=t) for t in texts]
-    return Ensemble(tuple(texts), tuple(weights), names, boosters, [_native.ExactScorer(t) for t in texts])
+    return Ensemble(tuple(texts), tuple(weights), names, boosters, [treescore_native.ExactScorer(t) for t in texts])

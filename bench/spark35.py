@@ -28,7 +28,7 @@ LINE = "3.5"
 SYNAPSEML_VERSION = "1.1.3"  # the SynapseML release whose Maven jars the section loads; Python package alike
 EXTRAS = "demo,bench"
 STAMP = "treescore-bench-venv.json"
-WHEEL_ENV = "TREESCORE_BENCH_WHEEL"  # a wheel to use instead of the newest dist/treescore-*.whl
+WHEEL_ENV = "TREESCORE_BENCH_WHEEL"  # a wheel to use instead of dev/release's
 
 
 class VenvError(RuntimeError):
@@ -47,16 +47,15 @@ def pinned_pyspark(line: str = LINE, path: str = SPARK_LINES) -> str:
 
 def find_wheel(wheel: Optional[str] = None) -> str:
     """The wheel to install: the one given, else $TREESCORE_BENCH_WHEEL, else the newest
-    dist/treescore-*.whl for this Python (cpXY tag) in the repository."""
+    target/release/python/treescore-*.whl (dev/release) in the repository."""
     wheel = wheel or os.environ.get(WHEEL_ENV)
     if wheel:
         if not os.path.isfile(wheel):
             raise VenvError(f"no treescore wheel at {wheel}")
         return os.path.abspath(wheel)
-    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    found = [w for w in glob.glob(os.path.join(REPO_ROOT, "dist", "treescore-*.whl")) if f"-{tag}-" in w]
+    found = glob.glob(os.path.join(REPO_ROOT, "target", "release", "python", "treescore-*.whl"))
     if not found:
-        raise VenvError(f"no dist/treescore-*-{tag}-*.whl in {REPO_ROOT} (build the wheel, or set {WHEEL_ENV})")
+        raise VenvError(f"no target/release/python/treescore-*.whl in {REPO_ROOT} (run dev/release, or set {WHEEL_ENV})")
     return max(found, key=os.path.getmtime)
 
 

@@ -1,7 +1,7 @@
 """Builds the pinned LightGBM release from its PyPI sdist as a static library for one target.
 
 treescore's native libraries link LightGBM statically, built by the same toolchain as they are
-(build/toolchain.py: zig's clang for glibc 2.17) and without OpenMP: Spark runs one task per core
+(native/cmake/toolchain.cmake: zig's clang for glibc 2.17) and without OpenMP: Spark runs one task per core
 and treescore one native thread per task, and a bundled OpenMP runtime is what tied treescore to
 the build machine's glibc. Linked in and hidden, this LightGBM can clash with no other copy in
 the same JVM (SynapseML's lightgbmlib brings its own lib_lightgbm.so). Arithmetic is IEEE as
@@ -44,13 +44,15 @@ def extract(sdist: str, version: str, into: str) -> str:
     return os.path.join(into, top)
 
 
-def build(source: str, tools: str, build_dir: str) -> None:
+def build(source: str, arch: str, build_dir: str) -> None:
+    """Configures and builds LightGBM with treescore's own toolchain file, so its flags are the same."""
+    tools = wrappers(tools_venv(), arch)
     cmake = os.path.join(tools, "cmake")
+    toolchain = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "native", "cmake", "toolchain.cmake")
     subprocess.run([cmake, "-S", source, "-B", build_dir, "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={tools}/ninja",
-                    f"-DCMAKE_C_COMPILER={tools}/cc", f"-DCMAKE_CXX_COMPILER={tools}/c++",
+                    f"-DCMAKE_TOOLCHAIN_FILE={os.path.abspath(toolchain)}", f"-DTREESCORE_TARGET={arch}",
+                    f"-DTREESCORE_SCRIPT_PYTHON={sys.executable}",
                     "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
-                    "-DCMAKE_C_FLAGS=-ffp-contract=off -fno-fast-math",
-                    "-DCMAKE_CXX_FLAGS=-ffp-contract=off -fno-fast-math",
                     "-DUSE_OPENMP=OFF", "-DBUILD_STATIC_LIB=ON", "-DBUILD_CLI=OFF"],
                    check=True, stdout=subprocess.DEVNULL)
     subprocess.run([cmake, "--build", build_dir, "--parallel"], check=True, stdout=subprocess.DEVNULL)
@@ -59,13 +61,12 @@ def build(source: str, tools: str, build_dir: str) -> None:
 def main(version: str, arch: str, dest: str) -> None:
     if os.path.isfile(os.path.join(dest, ".complete")):
         return
-    tools = wrappers(tools_venv(), arch)
     parent = os.path.dirname(os.path.abspath(dest))
     os.makedirs(parent, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=parent) as work:
         sdist = pip_download(f"lightgbm=={version}", os.path.join(work, "sdist"), "--no-binary", "lightgbm")
         source = extract(sdist, version, os.path.join(work, "src"))
-        build(source, tools, os.path.join(work, "build"))
+        build(source, arch, os.path.join(work, "build"))
         staged = os.path.join(work, "staged")
         shutil.copytree(os.path.join(source, "include"), os.path.join(staged, "include"))
         libraries = [os.path.join(source, "lib_lightgbm.a")] + glob.glob(os.path.join(work, "build", "**", "*.a"),

@@ -159,6 +159,14 @@ def batch_score_inputs(df) -> list:
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RELEASE_PYTHON = os.path.join(ROOT, "target", "release", "python")
+
+
+def built_wheel() -> str:
+    """The wheel dev/release built into target/release/python/."""
+    wheels = glob.glob(os.path.join(RELEASE_PYTHON, "treescore-*.whl"))
+    assert len(wheels) == 1, f"expected exactly one built wheel in {RELEASE_PYTHON}, found {wheels}"
+    return wheels[0]
 
 
 @dataclass
@@ -175,7 +183,7 @@ class WheelVenv:
 
 @pytest.fixture(scope="session")
 def wheel_venv(tmp_path_factory) -> WheelVenv:
-    """A fresh virtualenv with only the wheel from dist/ (and its demo extras) installed, as a user would,
+    """A fresh virtualenv with only the built wheel (and its demo extras) installed, as a user would,
     next to the pyspark release these tests run on. dev/test names the one it has just made for an
     older Spark line (that wheel with its test extras and the line's pyspark, nothing else) in
     TREESCORE_FRESH_WHEEL_VENV, and that one serves: installing the same again took 40 s a line."""
@@ -184,11 +192,9 @@ def wheel_venv(tmp_path_factory) -> WheelVenv:
         venv = Path(made)
         assert os.path.samefile(sys.prefix, venv), f"TREESCORE_FRESH_WHEEL_VENV={made} is not this test run's venv"
     else:
-        wheels = glob.glob(os.path.join(ROOT, "dist", "treescore-*.whl"))
-        assert len(wheels) == 1, f"expected exactly one built wheel in dist/, found {wheels}"
         venv = tmp_path_factory.mktemp("wheel") / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", f"{wheels[0]}[demo]",
+        install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", f"{built_wheel()}[demo]",
                                   f"pyspark=={pyspark.__version__}"],
                                  capture_output=True, text=True, timeout=900)
         assert install.returncode == 0, install.stderr

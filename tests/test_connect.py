@@ -1,7 +1,6 @@
 """treescore from a Spark Connect client without py4j: a local Connect server started here with
 the treescore jar and extensions, and a client virtualenv holding only pyspark-client (the
 Connect-only PySpark) and the built treescore wheel. Scores must equal Booster.predict."""
-import glob
 import json
 import os
 import signal
@@ -16,7 +15,7 @@ import pyspark
 import pytest
 
 import treescore
-from conftest import assert_same_bits, features, write_parquet
+from conftest import assert_same_bits, built_wheel, features, write_parquet
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAJOR, MINOR = (int(p) for p in pyspark.__version__.split(".")[:2])
@@ -136,9 +135,7 @@ def _client_venv(tmp_path, wheel: str) -> str:
 
 @pytest.mark.slow
 def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster, binary_booster):
-    wheels = glob.glob(os.path.join(ROOT, "dist", "treescore-*.whl"))
-    assert len(wheels) == 1, f"expected exactly one built wheel in dist/, found {wheels}"
-    python = _client_venv(tmp_path, wheels[0])
+    python = _client_venv(tmp_path, built_wheel())
 
     x = features(1500, seed=31)
     data = str(tmp_path / "rows.parquet")

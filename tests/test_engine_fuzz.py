@@ -10,7 +10,7 @@ import pytest
 
 from conftest import assert_same_bits
 from test_model_shapes import SHAPES, scoring_rows, train
-from treescore import _native
+import treescore_native
 
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-35, -1e-35, float(np.float32(1e-35)),
                     np.nextafter(float(np.float32(1e-35)), 1), np.nextafter(float(np.float32(1e-35)), 0),
@@ -35,7 +35,7 @@ def layouts(name: str):
 def test_engine_equals_lightgbm_bit_for_bit(name, layout):
     booster = train(name)
     x = fuzz_rows(booster, SHAPES[name][1], seed=zlib.crc32(name.encode()))
-    engine = _native.ExactScorer(booster.model_to_string(), layout)
+    engine = treescore_native.ExactScorer(booster.model_to_string(), layout)
     assert engine.layout == layout
     total = booster.num_trees() // booster.num_model_per_iteration()
     for kind, args in (("prediction", {}), ("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True})):
@@ -52,7 +52,7 @@ def test_engine_equals_lightgbm_bit_for_bit(name, layout):
 def test_the_zero_threshold_is_the_float_literal_widened():
     """1e-35 itself is at or below kZeroThreshold (1e-35f widened), so LightGBM reads it as +0.0."""
     booster = train("zero_as_missing")
-    engine = _native.ExactScorer(booster.model_to_string())
+    engine = treescore_native.ExactScorer(booster.model_to_string())
     t = float(np.float32(1e-35))
     x = np.zeros((4, 6))
     x[:, 0] = [t, np.nextafter(t, 1), -t, np.nextafter(-t, -1)]
@@ -60,11 +60,11 @@ def test_the_zero_threshold_is_the_float_literal_widened():
 
 
 def test_auto_picks_quickscorer_up_to_64_leaves_and_the_node_walk_beyond():
-    assert _native.ExactScorer(train("regression").model_to_string()).layout == "quickscorer"
+    assert treescore_native.ExactScorer(train("regression").model_to_string()).layout == "quickscorer"
     wide = train("255_leaves_deep").model_to_string()
-    assert _native.ExactScorer(wide).layout == "node walk"
+    assert treescore_native.ExactScorer(wide).layout == "node walk"
     with pytest.raises(ValueError, match="more than 64 leaves"):
-        _native.ExactScorer(wide, "quickscorer")
+        treescore_native.ExactScorer(wide, "quickscorer")
 
 
 def test_the_engine_refuses_linear_trees_and_contributions():
@@ -74,7 +74,7 @@ def test_the_engine_refuses_linear_trees_and_contributions():
     x = rng.normal(size=(2_000, 3))
     linear = lgb.train({"objective": "regression", "linear_tree": True, "verbose": -1}, lgb.Dataset(x, x[:, 0]), 3)
     with pytest.raises(ValueError, match="linear tree"):
-        _native.ExactScorer(linear.model_to_string())
+        treescore_native.ExactScorer(linear.model_to_string())
     plain = lgb.train({"objective": "regression", "verbose": -1}, lgb.Dataset(x, x[:, 0]), 3)
     with pytest.raises(ValueError, match="contributions"):
-        _native.ExactScorer(plain.model_to_string()).predict(x, "contrib")
+        treescore_native.ExactScorer(plain.model_to_string()).predict(x, "contrib")

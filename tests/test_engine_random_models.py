@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import assert_same_bits
-from treescore import _native
+import treescore_native
 
 ZERO_THRESHOLD = float(np.float32(1e-35))
 EDGES = [0.0, -0.0, np.inf, -np.inf, ZERO_THRESHOLD, -ZERO_THRESHOLD, np.nextafter(ZERO_THRESHOLD, 1),
@@ -126,7 +126,7 @@ def test_random_model_texts_score_like_lightgbm(seed):
     most_leaves = max(int(line[len("num_leaves="):]) for line in text.splitlines() if line.startswith("num_leaves="))
     layouts = ["node walk"] + (["quickscorer"] if most_leaves <= 64 else [])
     for layout in layouts:
-        engine = _native.ExactScorer(text, layout)
+        engine = treescore_native.ExactScorer(text, layout)
         for kind, args in (("prediction", {}), ("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True})):
             expected = booster.predict(x, **args)
             got = engine.predict(x, kind).reshape(expected.shape)
@@ -150,7 +150,7 @@ def test_random_model_grids_score_each_point_like_lightgbm(seed):
     rows[:, varying] = values.reshape(-1, len(varying))
     most_leaves = max(int(line[len("num_leaves="):]) for line in text.splitlines() if line.startswith("num_leaves="))
     for layout in ["node walk"] + (["quickscorer"] if most_leaves <= 64 else []):
-        engine = _native.ExactScorer(text, layout)
+        engine = treescore_native.ExactScorer(text, layout)
         for kind, args in (("prediction", {}), ("raw", {"raw_score": True})):
             expected = booster.predict(rows, **args)
             got = engine.predict_grid(base, varying, values, kind, num_threads=1 + seed % 2).reshape(expected.shape)

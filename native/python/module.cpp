@@ -1,5 +1,6 @@
-// treescore._native: the scorer core for Python, so that local code (benchmarks, checks of a
-// model before it is shipped to a cluster) runs the very code the executors run.
+// treescore_native: the scorer core for Python, so that the tests and benchmarks run the very
+// code the executors run. dev/build installs it into the project's venv; the user's wheel is
+// pure Python and does not carry it.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -79,7 +80,7 @@ py::array_t<double> PredictGrid(const Model& model,
 
 }  // namespace
 
-PYBIND11_MODULE(_native, m) {
+PYBIND11_MODULE(treescore_native, m) {
   m.doc() = "treescore's native scorer core (the same code the JVM calls through JNI).";
   py::register_exception<treescore::LightGbmError>(m, "LightGbmError", PyExc_RuntimeError);
 
