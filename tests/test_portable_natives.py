@@ -1,9 +1,9 @@
-"""What users install runs on every Linux of manylinux2014 (glibc 2.17) and later, whatever the
-build machine had: every ELF file in the built wheel and in each of its jars needs no newer
-symbol version than the policy allows, and no library beyond the policy's (libc, libm, ...).
-The JNI library exports only what the JVM calls, and takes exp and log from glibc, not from
-zig's runtime (native/platform/glibc_math.cpp says why)."""
-import glob
+"""What users install runs on every Linux of manylinux2014 (glibc 2.17) and later, on x86_64 and
+aarch64, whatever the build machine had: the wheel is pure Python (pip takes it on any CPython
+from 3.10), every jar carries a library for each architecture, and every ELF file in the wheel's
+jars needs no newer symbol version than the policy allows, and no library beyond the policy's
+(libc, libm, ...). The JNI library exports only what the JVM calls, and takes exp and log from
+glibc, not from zig's runtime (native/platform/glibc_math.cpp says why)."""
 import os
 import re
 import subprocess
@@ -14,7 +14,9 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "build"))
-from toolchain import GLIBC_FLOOR  # noqa: E402
+from toolchain import ARCHES, GLIBC_FLOOR  # noqa: E402
+
+from conftest import RELEASE_PYTHON, built_wheel  # noqa: E402
 
 # auditwheel's manylinux_2_17 policy: the newest symbol version of each library, per architecture.
 NEWEST = {
@@ -38,8 +40,6 @@ def readelf(path: str, *flags: str) -> str:
 
 def elf_files(tmp_path) -> dict:
     """Every ELF file of the built wheel and of the jars inside it, unpacked, by where it was."""
-    wheels = glob.glob(os.path.join(ROOT, "dist", "treescore-*.whl"))
-    assert len(wheels) == 1, f"expected exactly one built wheel in dist/, found {wheels}"
     found = {}
 
     def scan(archive: zipfile.ZipFile, label: str, folder):
@@ -57,8 +57,8 @@ def elf_files(tmp_path) -> dict:
                 with zipfile.ZipFile(inner) as jar:
                     scan(jar, f"{label}!{name}", inner_folder)
 
-    with zipfile.ZipFile(wheels[0]) as wheel:
-        scan(wheel, os.path.basename(wheels[0]), tmp_path)
+    with zipfile.ZipFile(built_wheel()) as wheel:
+        scan(wheel, os.path.basename(built_wheel()), tmp_path)
     return found
 
 
@@ -72,11 +72,44 @@ def spark_lines() -> list:
         return [line.split()[0] for line in f if line.strip() and not line.startswith("#")]
 
 
-def test_every_jar_carries_a_linux_x86_64_library(elves):
+def test_every_jar_carries_a_library_for_every_linux_architecture(elves):
     entries = {tuple(label.split("!")[1:]) for label in elves if label.count("!") == 2}
-    expected = {(f"treescore/jars/treescore-spark-{line}.jar", "treescore/native/linux/x86_64/libtreescore_jni.so")
-                for line in spark_lines()}
+    expected = {(f"treescore/jars/treescore-spark-{line}.jar", f"treescore/native/linux/{arch}/libtreescore_jni.so")
+                for line in spark_lines() for arch in ARCHES}
     assert entries == expected, sorted(entries)
+    machines = {label.split("/")[-2]: MACHINES[re.search(r"Machine:\s+(.+)", readelf(path, "--file-header"))
+                                                 .group(1).strip()] for label, path in elves.items()}
+    assert all(folder == machine for folder, machine in machines.items()), machines
+
+
+def test_every_jar_lists_the_platforms_it_carries():
+    with zipfile.ZipFile(built_wheel()) as wheel:
+        jars = [n for n in wheel.namelist() if n.endswith(".jar")]
+        assert len(jars) == len(spark_lines()), jars
+        for name in jars:
+            with zipfile.ZipFile(wheel.open(name)) as jar:
+                listed = jar.read("treescore/native/platforms.txt").decode().splitlines()
+            assert listed == [f"linux/{arch} glibc {GLIBC_FLOOR}" for arch in sorted(ARCHES)], (name, listed)
+
+
+def test_the_wheel_is_pure_python():
+    assert os.path.basename(built_wheel()).endswith("-py3-none-any.whl"), built_wheel()
+    with zipfile.ZipFile(built_wheel()) as wheel:
+        metadata = wheel.read(next(n for n in wheel.namelist() if n.endswith(".dist-info/WHEEL"))).decode()
+        loose = [n for n in wheel.namelist() if not n.endswith(".jar") and wheel.read(n)[:4] == b"\x7fELF"]
+    assert "Root-Is-Purelib: true" in metadata and "Tag: py3-none-any" in metadata, metadata
+    assert not loose, loose
+
+
+@pytest.mark.parametrize("platform", ["manylinux2014_x86_64", "manylinux2014_aarch64"])
+@pytest.mark.parametrize("python", ["3.10", "3.11", "3.12", "3.13"])
+def test_pip_takes_the_wheel_for_every_supported_python_and_linux(tmp_path, python, platform):
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                           "--python-version", python, "--platform", platform, "--no-index",
+                           "--find-links", RELEASE_PYTHON, "--dest", str(tmp_path), "treescore"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert os.listdir(tmp_path) == [os.path.basename(built_wheel())]
 
 
 def test_every_elf_file_meets_manylinux2014(elves):
