@@ -44,10 +44,14 @@ class NativeSuite extends AnyFunSuite {
     assert(!mapped.exists(p => p.contains("lightgbm") || p.contains("libgomp")), mapped)
   }
 
-  test("a platform the jar has no libraries for is named in the error, with the missing library") {
+  test("a platform the jar has no libraries for is named in the error, with its glibc and the supported ones") {
     val e = intercept[UnsatisfiedLinkError](NativeLoader.loadAll("plan9/mips"))
-    assert(e.getMessage.startsWith("treescore has no native library for this platform (plan9/mips; os.name="), e.getMessage)
-    assert(e.getMessage.contains("the jar has no treescore/native/plan9/mips/libtreescore_jni.so"), e.getMessage)
+    // ldd's first line ends with the glibc release, e.g. "ldd (Debian GLIBC 2.36-9+deb12u4) 2.36".
+    val glibc = scala.sys.process.Process(Seq("ldd", "--version")).!!.linesIterator.next().split(" ").last
+    assert(e.getMessage.startsWith(s"treescore has no native library for this platform: plan9/mips (glibc $glibc; os.name="),
+      e.getMessage)
+    assert(e.getMessage.endsWith("treescore's native libraries are for: " +
+      "linux/aarch64 with glibc 2.17 or newer, linux/x86_64 with glibc 2.17 or newer"), e.getMessage)
   }
 
   test("LightGBM's own errors arrive as NativeException with its message") {

@@ -3,7 +3,7 @@ package treescore.model
 import java.nio.charset.StandardCharsets
 import java.util.concurrent.atomic.AtomicBoolean
 
-import treescore.nativelib.NativeMethods
+import treescore.nativelib.{NativeLoader, NativeMethods}
 
 /**
  * The one owner of a native model handle: a model loaded into one [[Engine]], bound to one
@@ -28,6 +28,12 @@ final class NativeModel private (private[treescore] val handle: Long, val range:
 }
 
 object NativeModel {
-  def load(model: TreeModel, range: IterationRange, engine: Engine): NativeModel =
+  /**
+   * Every native path starts by loading a model, so this is where a platform without natives
+   * gets the loader's message, every time, rather than NativeMethods' failed class initialization.
+   */
+  def load(model: TreeModel, range: IterationRange, engine: Engine): NativeModel = {
+    NativeLoader.ensureLoaded()
     new NativeModel(NativeMethods.loadModel(model.text.getBytes(StandardCharsets.UTF_8), engine.code), range, engine)
+  }
 }

@@ -17,20 +17,8 @@ import org.slf4j.LoggerFactory
  */
 object NativeLoader {
 
-  /** The platform folder name, e.g. `linux/x86_64`, as the build (build.sbt) names the folders it fills. */
-  val platform: String = {
-    val os = sys.props("os.name").toLowerCase match {
-      case n if n.contains("linux") => "linux"
-      case n if n.contains("mac") => "darwin"
-      case n => n.replaceAll("\\W+", "")
-    }
-    val arch = sys.props("os.arch") match {
-      case "amd64" | "x86_64" => "x86_64"
-      case "aarch64" | "arm64" => "aarch64"
-      case other => other
-    }
-    s"$os/$arch"
-  }
+  /** The platform folder name, e.g. `linux/x86_64`, as build/natives.py names the folders it fills. */
+  val platform: String = Platforms.current
 
   private def resourceFolder(platform: String) = s"treescore/native/$platform"
 
@@ -48,9 +36,7 @@ object NativeLoader {
   private[treescore] def loadAll(platform: String): Unit = {
     val source = resourceFolder(platform)
     val jni = jniLibrary.find(name => resourceExists(source, name)).getOrElse(throw new UnsatisfiedLinkError(
-      s"treescore has no native library for this platform ($platform; os.name=${sys.props("os.name")}, " +
-        s"os.arch=${sys.props("os.arch")}): the jar has no $source/${jniLibrary.head}. " +
-        "Build treescore on this platform, or use a jar built for it."))
+      s"treescore has no native library for this platform: ${Platforms.describe(platform)}"))
     val folder = Files.createTempDirectory("treescore-native-")
     try {
       load(source, jni, folder)
@@ -70,9 +56,10 @@ object NativeLoader {
     finally in.close()
     try System.load(file.toString)
     catch {
+      // A glibc older than the library's floor fails here, naming the symbol version it lacks.
       case e: UnsatisfiedLinkError =>
         throw new UnsatisfiedLinkError(
-          s"treescore could not load its native library $name for $platform: ${e.getMessage}")
+          s"treescore could not load its native library $name (${e.getMessage}) on ${Platforms.describe(platform)}")
     }
   }
 

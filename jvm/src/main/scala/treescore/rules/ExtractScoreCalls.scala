@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 
 import treescore.TreescoreConf
 import treescore.expressions.{BatchableScore, RowScore}
+import treescore.nativelib.NativeLoader
 
 /**
  * Moves score calls out of every operator into [[BatchScore]] nodes beneath it, shaped like
@@ -39,7 +40,20 @@ import treescore.expressions.{BatchableScore, RowScore}
  */
 case class ExtractScoreCalls(session: SparkSession) extends Rule[LogicalPlan] {
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan match {
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    // In local mode this JVM scores: a platform without treescore's natives fails here, on the
+    // driver, before any job starts. Elsewhere only executors need natives; the driver may be a
+    // laptop of another platform.
+    if (session.sparkContext.isLocal && plan.exists(_.expressions.exists(_.exists {
+          case _: BatchableScore | _: RowScore => true
+          case _ => false
+        }))) {
+      NativeLoader.ensureLoaded()
+    }
+    batched(plan)
+  }
+
+  private def batched(plan: LogicalPlan): LogicalPlan = plan match {
     // A correlated subquery keeps its shape for decorrelation. Scalar ones are pulled into the
     // outer query before this rule runs there, which batches their calls again; EXISTS and IN
     // become joins only after it, so their calls are scored one row at a time.
