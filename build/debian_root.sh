@@ -10,6 +10,8 @@
 # static qemu-aarch64 (unpacked from Debian's qemu-user-static, not installed), so that it runs in a
 # chroot without binfmt_misc. Needs root and Debian's apt; installs debootstrap if it is missing.
 set -euo pipefail
+# debootstrap, and the chroot and mount it runs, live in sbin, which a plain user's PATH lacks.
+export PATH="$PATH:/usr/sbin:/sbin"
 if [[ $# -ne 2 ]]; then
   echo "usage: build/debian_root.sh ARCH DEST" >&2
   exit 2
