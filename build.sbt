@@ -22,10 +22,27 @@ def lineProject(spark: SparkLine): Project = {
   val jvm = file("jvm").getAbsoluteFile
   Project(spark.id, jvm / "target" / "lines" / spark.id)
     .settings(
-      name := s"treescore-spark-${spark.line}",
-      organization := "io.treescore",
-      version := "0.1.0",
+      // Published as io.github.treescore:treescore-spark_<line>_<scala binary> (sbt adds the Scala suffix).
+      name := s"treescore-spark_${spark.line}",
+      moduleName := name.value,  // as is: sbt's default would turn the line's dot into a dash
+      organization := Release.organization,
+      version := Release.version,
+      description := s"LightGBM scoring inside Apache Spark ${spark.line}, batched through native code " +
+        "(Linux x86_64 and aarch64 libraries included)",
+      homepage := Some(Release.homepage),
+      licenses := Seq("MIT" -> url("https://opensource.org/license/mit")),
+      scmInfo := Some(ScmInfo(Release.homepage, s"scm:git:${Release.homepage}.git")),
+      developers := List(Developer("treescore", "The treescore developers", "treescore@users.noreply.github.com",
+                                   Release.homepage)),
       scalaVersion := spark.scala,
+      // Scala and Spark are the cluster's: provided, so a user's build neither ships nor upgrades them.
+      autoScalaLibrary := false,
+      libraryDependencies += "org.scala-lang" % "scala-library" % spark.scala % Provided,
+      pomPostProcess := (pom => Release.withProvided(pom,
+        Seq(("org.apache.spark", s"spark-sql_${scalaBinaryVersion.value}", spark.pyspark)))),
+      publishMavenStyle := true,
+      versionScheme := Some("early-semver"),
+      publishTo := Some(Resolver.file("treescore-release", Release.mavenRepository)),
       target := jvm / "target" / s"spark-${spark.line}",
       Compile / unmanagedSourceDirectories := Seq(jvm / "src" / "main" / "scala", jvm / "src" / "main" / "java",
                                                   jvm / "src" / "main" / spark.shims),

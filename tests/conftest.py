@@ -160,6 +160,8 @@ def batch_score_inputs(df) -> list:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RELEASE_PYTHON = os.path.join(ROOT, "target", "release", "python")
+# dev/release's Maven repository, as a URL for spark.jars.repositories, --repositories and sbt.
+MAVEN_REPOSITORY = Path(ROOT, "target", "release", "maven").as_uri()
 
 
 def built_wheel() -> str:
