@@ -145,7 +145,7 @@ def test_configure_keeps_existing_jars_and_extensions():
 def test_the_wheel_carries_a_jar_for_every_supported_spark_line():
     with open(os.path.join(ROOT, "build", "spark-lines.txt")) as f:
         listed = [line.split()[0] for line in f if line.strip() and not line.startswith("#")]
-    assert treescore.session.supported_lines() == listed
+    assert treescore.jars.supported_lines() == listed
     for line in listed:
         assert os.path.basename(treescore.jar_path(f"{line}.2")) == f"treescore-spark-{line}.jar"
         assert os.path.isfile(treescore.jar_path(f"{line}.0"))
@@ -185,6 +185,6 @@ def test_the_spark_3_5_jar_runs_on_java_8_and_the_4_x_jars_need_java_17():
     """Managed Spark 3.5 runtimes still run Java 8: that jar must be Java 8 bytecode (class file
     version 52); -release 8 also kept Java 9+ library calls out of it at compile time."""
     assert _class_file_majors(treescore.jar_path("3.5.7")) == {52}
-    for line in treescore.session.supported_lines():
+    for line in treescore.jars.supported_lines():
         if not line.startswith("3."):
             assert _class_file_majors(treescore.jar_path(f"{line}.0")) == {61}, line

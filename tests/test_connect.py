@@ -1,6 +1,7 @@
 """treescore from a Spark Connect client without py4j: a local Connect server started here with
 the treescore jar and extensions, and a client virtualenv holding only pyspark-client (the
 Connect-only PySpark) and the built treescore wheel. Scores must equal Booster.predict."""
+import contextlib
 import json
 import os
 import signal
@@ -17,7 +18,6 @@ import pytest
 import treescore
 from conftest import assert_same_bits, built_wheel, features, write_parquet
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAJOR, MINOR = (int(p) for p in pyspark.__version__.split(".")[:2])
 # The client of the server's own line where PyPI has one; PyPI's newest pyspark-client can lag
 # the newest Spark line (4.3 had none), and then the newest older client talks to the newer
@@ -93,6 +93,7 @@ CLIENT_SCRIPT = textwrap.dedent("""
         "unknown": error(lambda: spark.sql("SELECT treescore_score('nope', 1.0)").collect()),
         "missing": error(lambda: treescore.register(spark, "gone", "/no/such/model.txt")),
         "in_memory": error(lambda: treescore.register(spark, "text_model", by_text)),
+        "enable": treescore.enable(spark),
     }
     with open(out, "w") as f:
         json.dump(result, f)
@@ -133,17 +134,10 @@ def _client_venv(tmp_path, wheel: str) -> str:
     return python
 
 
-@pytest.mark.slow
-def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster, binary_booster):
-    python = _client_venv(tmp_path, built_wheel())
-
-    x = features(1500, seed=31)
-    data = str(tmp_path / "rows.parquet")
-    write_parquet(data, x, np.zeros(x.shape, dtype=bool))
-    model_file, text_file = str(tmp_path / "regression.txt"), str(tmp_path / "binary.txt")
-    regression_booster.save_model(model_file)
-    binary_booster.save_model(text_file)
-
+@contextlib.contextmanager
+def connect_server(tmp_path, extensions: bool):
+    """A local Spark Connect server with treescore's jar, and its extensions if `extensions`;
+    yields its URL, and stops it on every path."""
     port = _free_port()
     log_path = str(tmp_path / "connect-server.log")
     jar = treescore.jar_path()
@@ -153,7 +147,7 @@ def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster,
         os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit"), "--master", "local[2]",
         "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
         "--jars", jar, "--driver-class-path", jar,
-        "--conf", f"spark.sql.extensions={treescore.session.EXTENSIONS}",
+        *(["--conf", f"spark.sql.extensions={treescore.session.EXTENSIONS}"] if extensions else []),
         "--conf", f"spark.connect.grpc.binding.port={port}",
         "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
@@ -163,15 +157,7 @@ def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster,
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         _wait_for_port(port, server, log_path)
-        out = str(tmp_path / "client.json")
-        client_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SPARK_HOME")}
-        # pyspark-client 4.2.0 looks for a Spark installation when pyspark.sql.connect is first
-        # imported (its dependency check imports pyspark.testing, which calls _find_spark_home)
-        # and exits without one; any existing folder satisfies it, and nothing is read from it.
-        client_env["SPARK_HOME"] = os.path.join(os.path.dirname(os.path.dirname(python)), "lib")
-        done = subprocess.run([python, "-c", CLIENT_SCRIPT, f"sc://127.0.0.1:{port}", data, model_file, text_file, out],
-                              cwd=str(tmp_path), capture_output=True, text=True, timeout=600, env=client_env)
-        assert done.returncode == 0 and "CONNECT-OK" in done.stdout, done.stdout + done.stderr
+        yield f"sc://127.0.0.1:{port}"
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -179,6 +165,39 @@ def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster,
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
+
+
+def run_client(python: str, script: str, *args: str, cwd: str) -> subprocess.CompletedProcess:
+    """Runs `script` in the client venv's python, from outside the source tree."""
+    client_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "SPARK_HOME")}
+    # pyspark-client 4.2.0 looks for a Spark installation when pyspark.sql.connect is first
+    # imported (its dependency check imports pyspark.testing, which calls _find_spark_home)
+    # and exits without one; any existing folder satisfies it, and nothing is read from it.
+    client_env["SPARK_HOME"] = os.path.join(os.path.dirname(os.path.dirname(python)), "lib")
+    return subprocess.run([python, "-c", script, *args], cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env=client_env)
+
+
+@pytest.fixture(scope="module")
+def client_python(tmp_path_factory) -> str:
+    return _client_venv(tmp_path_factory.mktemp("connect-client"), built_wheel())
+
+
+@pytest.mark.slow
+def test_scores_from_a_connect_client_without_py4j(tmp_path, client_python, regression_booster, binary_booster):
+    python = client_python
+
+    x = features(1500, seed=31)
+    data = str(tmp_path / "rows.parquet")
+    write_parquet(data, x, np.zeros(x.shape, dtype=bool))
+    model_file, text_file = str(tmp_path / "regression.txt"), str(tmp_path / "binary.txt")
+    regression_booster.save_model(model_file)
+    binary_booster.save_model(text_file)
+
+    with connect_server(tmp_path, extensions=True) as url:
+        out = str(tmp_path / "client.json")
+        done = run_client(python, CLIENT_SCRIPT, url, data, model_file, text_file, out, cwd=str(tmp_path))
+        assert done.returncode == 0 and "CONNECT-OK" in done.stdout, done.stdout + done.stderr
 
     with open(out) as f:
         got = json.load(f)
@@ -206,3 +225,28 @@ def test_scores_from_a_connect_client_without_py4j(tmp_path, regression_booster,
     assert "AnalysisException" in got["unknown"] and "no model is registered as 'nope'" in got["unknown"]
     assert got["missing"] is not None and "/no/such/model.txt" in got["missing"]
     assert got["in_memory"] is not None and "register a model by a path" in got["in_memory"]
+    assert got["enable"] is False  # the server has treescore's extensions: nothing to do
+
+
+ENABLE_SCRIPT = textwrap.dedent("""
+    import sys
+    from pyspark.sql import SparkSession
+    import treescore
+
+    spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+    try:
+        treescore.enable(spark)
+        print("ENABLED")
+    except RuntimeError as e:
+        print("REFUSED", e)
+""")
+
+
+@pytest.mark.slow
+def test_enable_on_a_connect_server_without_the_extensions_says_how_to_start_it(tmp_path, client_python):
+    with connect_server(tmp_path, extensions=False) as url:
+        done = run_client(client_python, ENABLE_SCRIPT, url, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("REFUSED treescore: this Spark Connect server does not have treescore's extensions"), \
+        done.stdout
+    assert "spark.sql.extensions=treescore.TreescoreExtensions" in done.stdout

@@ -13,10 +13,11 @@ from treescore.errors import InvalidModelError
 from treescore.functions import score
 from treescore.model import Model
 from treescore.registry import register
-from treescore.session import configure, jar_path
+from treescore.jars import coordinate, jar_path
+from treescore.session import configure, enable
 from treescore.top_k import ApproximateTopK, top_k
 
-__all__ = ["configure", "jar_path", "Model", "score", "register", "InvalidModelError",
+__all__ = ["configure", "enable", "jar_path", "coordinate", "Model", "score", "register", "InvalidModelError",
            "Ensemble", "Member", "Routed", "Cascade", "FittedCascade", "Grid", "score_grid", "load",
            "top_k", "ApproximateTopK"]
 __version__ = "0.1.0"

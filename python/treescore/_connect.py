@@ -21,6 +21,17 @@ def is_connect(session) -> bool:
     return session is not None and type(session).__module__.startswith("pyspark.sql.connect")
 
 
+def require_server_extensions(session) -> None:
+    """Raises unless the Connect server of `session` has treescore's extensions: a client cannot
+    give them to a server, which takes them only when it starts."""
+    if not session.catalog.functionExists("treescore_score_model"):
+        raise RuntimeError(
+            "treescore: this Spark Connect server does not have treescore's extensions, and a client cannot add "
+            "them. Start the server with treescore's jar (--packages io.github.treescore:treescore-spark_<line>_"
+            "<scala>:<version>, or --jars with treescore.jar_path() of a full pyspark install) and "
+            "--conf spark.sql.extensions=treescore.TreescoreExtensions.")
+
+
 def active_connect_session():
     """The active Spark Connect session, or None when there is none (or it is classic)."""
     from pyspark.sql import SparkSession

@@ -1,7 +1,9 @@
 """treescore.score: the Column that scores a model inside a Spark query."""
+import warnings
+import weakref
 from typing import TYPE_CHECKING, Optional, Union
 
-from pyspark.sql import Column
+from pyspark.sql import Column, SparkSession
 
 from treescore import _connect
 from treescore._jvm import active_jvm, java_column_seq
@@ -14,6 +16,19 @@ if TYPE_CHECKING:
 ColumnOrName = Union[Column, str]
 
 KINDS = ("prediction", "raw", "leaf", "contrib")
+
+_warned = weakref.WeakSet()  # the sessions already told that they score one row at a time
+
+
+def _warn_if_row_at_a_time(jvm) -> None:
+    """Warns once per session whose score calls run one row at a time: it lacks treescore's rules."""
+    session = SparkSession.getActiveSession()
+    if session is None or session in _warned:
+        return
+    extensions = jvm.treescore.TreescoreExtensions
+    if not extensions.installedIn(session._jsparkSession):
+        _warned.add(session)
+        warnings.warn(extensions.missingMessage(), UserWarning, stacklevel=3)
 
 
 def score(
@@ -64,6 +79,7 @@ def score(
         if _connect.active_connect_session() is not None:
             return _connect.score_scorable(model, kind)
         jvm = active_jvm()
+        _warn_if_row_at_a_time(jvm)
         with jvm_errors():
             options = jvm.treescore.ScoreOptions(kind, 0, -1)
             return Column(jvm.treescore.functions.score(model._java(), options))
@@ -76,6 +92,7 @@ def score(
     if model._is_connect:
         return _connect.score_model(model, features, kind, start_iteration, num_iterations)
     jvm = active_jvm()
+    _warn_if_row_at_a_time(jvm)
     with jvm_errors():
         options = jvm.treescore.ScoreOptions(kind, start_iteration, num_iterations or -1)
     java_columns = java_column_seq(features)

@@ -1,44 +1,16 @@
-"""Wiring treescore into a SparkSession, in the style of Delta's configure_spark_with_delta_pip."""
+"""Wiring treescore into a SparkSession: before it starts (configure, in the style of Delta's
+configure_spark_with_delta_pip), or once it runs (enable)."""
 import os
-import re
-from typing import List, Optional
+from typing import Optional
 
-import pyspark
 from pyspark.sql import SparkSession
 
+from treescore import _connect
+from treescore._jvm import require_jar
+from treescore.jars import coordinate, jar_path
+
 EXTENSIONS = "treescore.TreescoreExtensions"
-
-
-JARS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
-
-
-def supported_lines() -> List[str]:
-    """The Spark lines ("3.5", "4.0", ...) this package carries a jar for (build/spark-lines.txt)."""
-    names = os.listdir(JARS) if os.path.isdir(JARS) else []
-    lines = [n[len("treescore-spark-"):-len(".jar")] for n in names if re.fullmatch(r"treescore-spark-\d+\.\d+\.jar", n)]
-    return sorted(lines, key=lambda line: tuple(int(p) for p in line.split(".")))
-
-
-def spark_line(version: str) -> str:
-    """The "major.minor" line of a Spark version string such as "4.1.4" or "4.2.0.dev1"."""
-    return ".".join(version.split(".")[:2])
-
-
-def jar_path(spark_version: Optional[str] = None) -> str:
-    """The treescore jar for a Spark version (by default the installed pyspark's).
-
-    The jar carries treescore's classes for that Spark line plus the native libraries. Catalyst
-    internals change between Spark minor releases, so each line has a jar of its own.
-    """
-    version = spark_version or pyspark.__version__
-    line = spark_line(version)
-    supported = supported_lines()
-    if not supported:
-        raise FileNotFoundError(f"treescore's jars are missing from the installed package: {JARS}")
-    if line not in supported:
-        raise RuntimeError(f"treescore: Spark {version} is not supported; this treescore supports Spark "
-                           f"{', '.join(s + '.x' for s in supported)}")
-    return os.path.join(JARS, f"treescore-spark-{line}.jar")
+SOURCES = ("wheel", "maven")
 
 
 def _append(builder: SparkSession.Builder, key: str, value: str, separator: str) -> None:
@@ -49,16 +21,47 @@ def _append(builder: SparkSession.Builder, key: str, value: str, separator: str)
     builder.config(key, separator.join(parts))
 
 
-def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
-    """Adds the bundled jar and treescore's extensions to a session builder and returns it.
+def configure(builder: SparkSession.Builder, source: str = "wheel", repository: Optional[str] = None
+              ) -> SparkSession.Builder:
+    """Adds treescore's jar and extensions to a session builder and returns it.
 
     >>> spark = treescore.configure(SparkSession.builder.master("local[*]")).getOrCreate()
 
-    spark.jars ships the jar to every executor; the driver also gets it on its class path,
-    so that Python can reach treescore's JVM functions.
+    source "wheel" (the default) uses the jar this package carries: spark.jars ships it to every
+    executor, and the driver gets it on its class path, so that Python can reach treescore's JVM
+    functions. source "maven" asks Spark to resolve treescore's Maven coordinate instead
+    (spark.jars.packages, treescore.jars.coordinate()), from `repository` if given (added to
+    spark.jars.repositories) as well as Spark's default ones.
     """
-    jar = jar_path()
-    _append(builder, "spark.jars", jar, ",")
-    _append(builder, "spark.driver.extraClassPath", jar, os.pathsep)
+    if source == "wheel":
+        jar = jar_path()
+        _append(builder, "spark.jars", jar, ",")
+        _append(builder, "spark.driver.extraClassPath", jar, os.pathsep)
+    elif source == "maven":
+        _append(builder, "spark.jars.packages", coordinate(), ",")
+        if repository:
+            _append(builder, "spark.jars.repositories", repository, ",")
+    else:
+        raise ValueError(f"treescore: unknown jar source {source!r}; expected one of {', '.join(SOURCES)}")
     _append(builder, "spark.sql.extensions", EXTENSIONS, ",")
     return builder
+
+
+def enable(spark: SparkSession) -> bool:
+    """Gives a running session treescore's rules, planner strategy and SQL functions, as
+    configure() gives a session at its start; returns False, doing nothing, if it has them.
+
+    For notebooks that hand over a ready-made `spark` with treescore's jar on its class path (a
+    cluster library, --packages or --jars) but without spark.sql.extensions. Scores are then
+    batched as with configure(); one difference remains: a running session cannot take Spark's
+    columnar rules, so a score over Parquet, ORC or the columnar cache reads rows, not column
+    vectors (same bits, fewer rows per second: docs/tuning.md).
+
+    On Spark Connect the server's own configuration decides: this checks that the server has
+    treescore's extensions, and raises, saying how to start it, if it has not.
+    """
+    if _connect.is_connect(spark):
+        _connect.require_server_extensions(spark)
+        return False
+    jvm = require_jar(spark.sparkContext._jvm)
+    return bool(jvm.treescore.TreescoreExtensions.enable(spark._jsparkSession))

@@ -150,11 +150,15 @@ object functions {
 
   /**
    * A call as a column: batchable where the active session has treescore's rules, which batch it,
-   * else one row at a time, since nothing else could evaluate it.
+   * else one row at a time, since nothing else could evaluate it, with a warning once per session.
    */
   private def column(call: BatchableScore): Column = {
     val session = SparkSession.getActiveSession.orElse(SparkSession.getDefaultSession)
-    ColumnBridge.column(if (session.exists(TreescoreExtensions.installedIn)) call else RowScore(call))
+    if (session.exists(TreescoreExtensions.installedIn)) ColumnBridge.column(call)
+    else {
+      session.foreach(TreescoreExtensions.warnOnceWithout)
+      ColumnBridge.column(RowScore(call))
+    }
   }
 
   private def byName(model: TreeModel, names: Seq[String]): Seq[Column] =
