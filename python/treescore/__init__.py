@@ -7,8 +7,7 @@
 
 Python only builds the query: the scoring itself runs in the executors' JVMs and native code.
 """
-from treescore.cascade_fit import FittedCascade
-from treescore.ensembles import Cascade, Ensemble, Grid, Member, Routed, load, score_grid
+from treescore.ensembles import Cascade, Ensemble, FittedCascade, Grid, Member, Routed, load, score_grid
 from treescore.errors import InvalidModelError
 from treescore.functions import score
 from treescore.model import Model

@@ -30,7 +30,6 @@ from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
-from treescore.ensembles import Cascade
 from treescore.model import Model
 
 CHEAP_TREES = 20  # Willump's cheap models are small: a few trees ...
@@ -44,38 +43,17 @@ BINARY_OBJECTIVES = ("binary", "cross_entropy", "xentropy")
 NO_LOW_TAIL, NO_HIGH_TAIL = -math.inf, math.inf
 
 
-class FittedCascade(Cascade):
-    """A Cascade made by Cascade.fit, with what was measured on its held-out rows.
-
-    It scores like any Cascade (treescore.score(fitted)). Attributes: agreement and
-    escalation_rate (shares of the held_out_rows), target_agreement, agrees_when (the rule),
-    features (the cheap model's features, most important first), cheap_booster (the cheap
-    model as a lightgbm.Booster) and escalates_everything (no accept region met the target).
-    """
-
-    def __init__(self, cheap: Model, expensive: Model, accept_below: float, accept_above: float, *,
-                 agreement: float, escalation_rate: float, held_out_rows: int, target_agreement: float,
-                 agrees_when: str, features: List[str], cheap_booster):
-        super().__init__(cheap, expensive, accept_below, accept_above)
-        self.agreement, self.escalation_rate, self.held_out_rows = agreement, escalation_rate, held_out_rows
-        self.target_agreement, self.agrees_when, self.features = target_agreement, agrees_when, list(features)
-        self.cheap_booster = cheap_booster
-
-    @property
-    def escalates_everything(self) -> bool:
-        return self.accept_below == NO_LOW_TAIL and self.accept_above == NO_HIGH_TAIL
-
-    def __repr__(self) -> str:
-        if self.escalates_everything:
-            accepts = "escalates every row: no accept region of the cheap model met the target"
-        elif self.accept_below == self.accept_above == NO_HIGH_TAIL:
-            accepts = "accepts every cheap output: the cheap model alone met the target"
-        else:
-            accepts = f"accepts the cheap output below {self.accept_below:.6g} or above {self.accept_above:.6g}"
-        return (f"FittedCascade(agreement {self.agreement:.4f} with the expensive model on {self.held_out_rows:,} "
-                f"held-out rows (target {self.target_agreement}, agreeing when {self.agrees_when}), escalation "
-                f"{self.escalation_rate:.2%}; {accepts}; cheap model: {self.cheap_booster.num_trees()} trees on "
-                f"{len(self.features)} features {', '.join(self.features)})")
+@dataclass(frozen=True)
+class Fitted:
+    """What fit() found: the cheap model, the thresholds, and what was measured on the held-out rows."""
+    cheap_booster: object  # a lightgbm.Booster
+    features: List[str]
+    accept_below: float
+    accept_above: float
+    agreement: float
+    escalation_rate: float
+    held_out_rows: int
+    agrees_when: str
 
 
 @dataclass(frozen=True)
@@ -87,7 +65,7 @@ class AgreementRule:
 def fit(expensive_model: Model, sample, target_agreement: float = 0.99, *, max_features: int = MAX_FEATURES,
         tolerance: Optional[float] = None, decision_threshold: Optional[float] = None,
         sample_rows: int = SAMPLE_ROWS, held_out_share: float = HELD_OUT_SHARE, cheap_trees: int = CHEAP_TREES,
-        cheap_leaves: int = CHEAP_LEAVES, cheap_params: Optional[dict] = None, seed: int = 0) -> FittedCascade:
+        cheap_leaves: int = CHEAP_LEAVES, cheap_params: Optional[dict] = None, seed: int = 0) -> Fitted:
     """Cascade.fit: see treescore.ensembles.Cascade.fit and this module's docstring."""
     lgb = _lightgbm()
     _check_options(expensive_model, target_agreement, held_out_share, max_features=max_features,
@@ -126,11 +104,10 @@ def fit(expensive_model: Model, sample, target_agreement: float = 0.99, *, max_f
     # Measured from the cascade's own outputs on the held-out rows, as treescore computes them.
     accepted = (cheap_output < accept_below) | (cheap_output > accept_above)
     cascade_output = np.where(accepted, cheap_output, expected)
-    return FittedCascade(Model.from_booster(cheap), expensive_model, accept_below, accept_above,
-                         agreement=float(np.mean(rule.agrees(cascade_output, expected))),
-                         escalation_rate=float(1 - np.mean(accepted)), held_out_rows=held_out_rows,
-                         target_agreement=target_agreement, agrees_when=rule.describe, features=features,
-                         cheap_booster=cheap)
+    return Fitted(cheap, features, accept_below, accept_above,
+                  agreement=float(np.mean(rule.agrees(cascade_output, expected))),
+                  escalation_rate=float(1 - np.mean(accepted)), held_out_rows=held_out_rows,
+                  agrees_when=rule.describe)
 
 
 def _check_options(expensive_model, target_agreement: float, held_out_share: float, **counts: int) -> None:

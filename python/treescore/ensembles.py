@@ -16,50 +16,16 @@ from typing import Dict, List, Optional, Sequence, Union
 
 from pyspark.sql import Column
 
+from treescore import cascade_fit
 from treescore._connect import active_connect_session
 from treescore._jvm import active_jvm
 from treescore.errors import jvm_errors
+from treescore.functions import score
 from treescore.model import Model
+from treescore.scorable import Scorable
 
 COMBINE_RULES = ("mean", "sum", "min", "max", "median")
 TRANSFORMS = ("identity", "exp", "expm1", "sigmoid", "clip")
-
-
-class Scorable:
-    """Something score() evaluates natively: an Ensemble, Routed, Cascade, Grid or a loaded spec."""
-
-    def _node(self, models: Dict[str, Model]) -> dict:
-        raise NotImplementedError
-
-    def _java(self):
-        """The JVM scorer this spec describes, checked by the JVM (errors name the JSON path)."""
-        if active_connect_session() is not None:
-            raise NotImplementedError("treescore: on Spark Connect the server checks a scorer when it is scored; "
-                                      "save() and describe() need the classic API")
-        models: Dict[str, Model] = {}
-        spec = json.dumps({"treescore_spec": 1, "scorer": self._node(models)})
-        jvm = active_jvm()
-        java_models = jvm.java.util.HashMap()
-        for key, model in models.items():
-            java_models.put(key, model._java_model)
-        with jvm_errors():
-            return jvm.treescore.ensemble.SpecIO.fromJson(spec, java_models)
-
-    def save(self, path: str) -> None:
-        """Writes the spec and its model files into a new folder (local or Hadoop path)."""
-        with jvm_errors():
-            active_jvm().treescore.ensemble.SpecIO.save(self._java(), path)
-
-    def describe(self) -> str:
-        return self._java().describe()
-
-    def inputs(self) -> List[str]:
-        """The numeric inputs this scorer reads, in first-use order: kind="contrib" gives one
-        value per input in this order, then the expected value."""
-        return list(self._java().featureInputsArray())
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.describe()})"
 
 
 def _node_of(item: Union[Model, "Member", Scorable], models: Dict[str, Model]) -> dict:
@@ -163,7 +129,7 @@ class Cascade(Scorable):
         self.accept_below, self.accept_above = float(accept_below), float(accept_above)
 
     @classmethod
-    def fit(cls, expensive_model: Model, sample_df, target_agreement: float = 0.99, **options) -> "Cascade":
+    def fit(cls, expensive_model: Model, sample_df, target_agreement: float = 0.99, **options) -> "FittedCascade":
         """Willump's automatic cascade: a cheap model in front of `expensive_model`, fitted on the driver.
 
         It trains a cheap LightGBM model (cheap_trees=20 trees of cheap_leaves=15 leaves) on the
@@ -193,13 +159,50 @@ class Cascade(Scorable):
         >>> cascade   # FittedCascade(agreement 0.9903 ... on 30,000 held-out rows ..., escalation 18.18%; ...)
         >>> df.withColumn("p", treescore.score(cascade))
         """
-        from treescore import cascade_fit  # it imports this module; fitting needs lightgbm, scoring does not
-
-        return cascade_fit.fit(expensive_model, sample_df, target_agreement, **options)
+        found = cascade_fit.fit(expensive_model, sample_df, target_agreement, **options)
+        return FittedCascade(Model.from_booster(found.cheap_booster), expensive_model, found.accept_below,
+                             found.accept_above, agreement=found.agreement, escalation_rate=found.escalation_rate,
+                             held_out_rows=found.held_out_rows, target_agreement=target_agreement,
+                             agrees_when=found.agrees_when, features=found.features,
+                             cheap_booster=found.cheap_booster)
 
     def _node(self, models):
         return {"type": "cascade", "first": _node_of(self.first, models), "full": _node_of(self.full, models),
                 "accept_below": _spec_number(self.accept_below), "accept_above": _spec_number(self.accept_above)}
+
+
+class FittedCascade(Cascade):
+    """A Cascade made by Cascade.fit, with what was measured on its held-out rows.
+
+    It scores like any Cascade (treescore.score(fitted)). Attributes: agreement and
+    escalation_rate (shares of the held_out_rows), target_agreement, agrees_when (the rule),
+    features (the cheap model's features, most important first), cheap_booster (the cheap
+    model as a lightgbm.Booster) and escalates_everything (no accept region met the target).
+    """
+
+    def __init__(self, cheap: Model, expensive: Model, accept_below: float, accept_above: float, *,
+                 agreement: float, escalation_rate: float, held_out_rows: int, target_agreement: float,
+                 agrees_when: str, features: List[str], cheap_booster):
+        super().__init__(cheap, expensive, accept_below, accept_above)
+        self.agreement, self.escalation_rate, self.held_out_rows = agreement, escalation_rate, held_out_rows
+        self.target_agreement, self.agrees_when, self.features = target_agreement, agrees_when, list(features)
+        self.cheap_booster = cheap_booster
+
+    @property
+    def escalates_everything(self) -> bool:
+        return self.accept_below == cascade_fit.NO_LOW_TAIL and self.accept_above == cascade_fit.NO_HIGH_TAIL
+
+    def __repr__(self) -> str:
+        if self.escalates_everything:
+            accepts = "escalates every row: no accept region of the cheap model met the target"
+        elif self.accept_below == self.accept_above == cascade_fit.NO_HIGH_TAIL:
+            accepts = "accepts every cheap output: the cheap model alone met the target"
+        else:
+            accepts = f"accepts the cheap output below {self.accept_below:.6g} or above {self.accept_above:.6g}"
+        return (f"FittedCascade(agreement {self.agreement:.4f} with the expensive model on {self.held_out_rows:,} "
+                f"held-out rows (target {self.target_agreement}, agreeing when {self.agrees_when}), escalation "
+                f"{self.escalation_rate:.2%}; {accepts}; cheap model: {self.cheap_booster.num_trees()} trees on "
+                f"{len(self.features)} features {', '.join(self.features)})")
 
 
 def _spec_number(value: float):
@@ -278,6 +281,4 @@ def score_grid(scorer, vary: Dict[str, Sequence[float]], derived: Optional[Dict[
     >>> df.withColumn("curve", score_grid(demand, vary={"discount": [0.0, 0.1, 0.2]},
     ...                                   derived={"price_after": "price * (1 - discount)"}))
     """
-    from treescore.functions import score
-
     return score(Grid(scorer, vary, derived, monotone), kind=kind)

@@ -1,7 +1,7 @@
 """treescore.score: the Column that scores a model inside a Spark query."""
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Optional, Union
+from typing import Optional, Union
 
 from pyspark.sql import Column, SparkSession
 
@@ -9,9 +9,8 @@ from treescore import _connect
 from treescore._jvm import active_jvm, java_column_seq
 from treescore.errors import jvm_errors
 from treescore.model import Model
+from treescore.scorable import Scorable
 
-if TYPE_CHECKING:
-    from treescore.ensembles import Scorable
 
 ColumnOrName = Union[Column, str]
 
@@ -32,7 +31,7 @@ def _warn_if_row_at_a_time(jvm) -> None:
 
 
 def score(
-    model: "Union[Model, Scorable]",
+    model: Union[Model, Scorable],
     *features: ColumnOrName,
     kind: str = "prediction",
     start_iteration: int = 0,
@@ -67,8 +66,6 @@ def score(
     On a Spark Connect client the call is built from SQL functions registered on the server
     (see treescore._connect); the scores are the same.
     """
-    from treescore.ensembles import Scorable
-
     if isinstance(model, Scorable):
         if features or start_iteration or num_iterations:
             raise ValueError("treescore: ensembles, routes, cascades and grids read their inputs by column name "

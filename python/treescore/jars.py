@@ -8,6 +8,7 @@ classes for that line and the native libraries of every supported platform.
 import glob
 import os
 import re
+from importlib import metadata
 from typing import List, Optional
 
 import pyspark
@@ -50,13 +51,12 @@ def coordinate() -> str:
     io.github.treescore:treescore-spark_<line>_<scala>:<treescore version>.
 
     The Scala suffix is that of the Scala library the pyspark install runs on."""
-    from treescore import __version__
-
+    version = metadata.version("treescore")
     line = _supported(pyspark.__version__)
     libraries = glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", "scala-library-*.jar"))
     if len(libraries) != 1:
         raise RuntimeError(f"treescore: cannot tell the Scala version of this pyspark install (found {libraries} in "
                            "its jars folder); name the coordinate yourself: "
-                           f"{GROUP}:treescore-spark_{line}_<scala binary version>:{__version__}")
+                           f"{GROUP}:treescore-spark_{line}_<scala binary version>:{version}")
     scala = ".".join(os.path.basename(libraries[0])[len("scala-library-"):].split(".")[:2])
-    return f"{GROUP}:treescore-spark_{line}_{scala}:{__version__}"
+    return f"{GROUP}:treescore-spark_{line}_{scala}:{version}"

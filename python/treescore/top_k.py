@@ -19,7 +19,7 @@ from treescore.functions import score
 from treescore.model import Model
 
 if TYPE_CHECKING:
-    from treescore.ensembles import Scorable
+    from treescore.scorable import Scorable
 
 ScorerLike = Union[Model, "Scorable", Column]
 
