@@ -58,7 +58,7 @@ def test_a_300_mb_model_scores_exactly(tmp_path):
 
     expected = small.predict(rows, num_threads=1)
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    job = os.path.join(os.path.dirname(__file__), "big_model_job.py")
+    job = os.path.join(os.path.dirname(__file__), "helpers", "big_model_job.py")
     started = time.monotonic()
     done = subprocess.run([sys.executable, job, str(model_path), str(tmp_path / "rows.parquet"), str(tmp_path), "3g"],
                           env=env, capture_output=True, text=True, timeout=300)

@@ -25,7 +25,7 @@ import pytest
 
 import treescore
 from conftest import FEATURE_NAMES, assert_same_bits, features, train
-from standalone_cluster import Daemon, StandaloneCluster, free_port, http_json, kill_processes_in
+from helpers.standalone_cluster import Daemon, StandaloneCluster, free_port, http_json, kill_processes_in
 
 pytestmark = pytest.mark.slow
 
@@ -77,7 +77,7 @@ class Job:
         self.out = folder / "scored"
         self.report = folder / "report.json"
         self.log = folder / "job.log"
-        shutil.copy(HERE / "cluster_job.py", folder)  # run from here, so nothing of the source tree is on sys.path
+        shutil.copy(HERE / "helpers" / "cluster_job.py", folder)  # run from here, so nothing of the source tree is on sys.path
         args = [venv.python, "cluster_job.py", "--master", master, "--model", str(inputs.model),
                 "--data", str(inputs.data), "--out", str(self.out)]
         if "spark.ui.enabled=false" not in conf:  # the report comes from the driver's REST API
@@ -136,7 +136,7 @@ def run_cluster_job(venv, folder: Path, cluster: StandaloneCluster, inputs: Inpu
             "spark.executor.memory=512m", "spark.driver.memory=512m", "spark.task.maxFailures=4",
             # Schedule nothing before both executors are up, so that both take part from the start.
             "spark.scheduler.minRegisteredResourcesRatio=1.0", "spark.scheduler.maxRegisteredResourcesWaitingTime=180s",
-            f"spark.executor.extraJavaOptions=-Dlog4j.configurationFile={HERE / 'cluster_log4j2.properties'}"]
+            f"spark.executor.extraJavaOptions=-Dlog4j.configurationFile={HERE / 'helpers' / 'cluster_log4j2.properties'}"]
     return Job(venv, folder, cluster.master_url, inputs, conf, extra)
 
 

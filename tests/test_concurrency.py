@@ -36,7 +36,7 @@ def test_shared_and_evicted_models_score_like_one_thread_and_lightgbm(tmp_path):
     out.mkdir()
 
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    job = os.path.join(os.path.dirname(__file__), "concurrency_job.py")
+    job = os.path.join(os.path.dirname(__file__), "helpers", "concurrency_job.py")
     done = subprocess.run([sys.executable, job, str(tmp_path), str(out)], env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]

@@ -33,7 +33,7 @@ def test_a_large_model_arrives_once_per_executor_and_its_metrics_reach_the_ui(tm
     for part in ("bin", "jars"):
         (spark_home / part).symlink_to(pathlib.Path(pyspark.__file__).parent / part)
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_HOME": str(spark_home)}
-    done = subprocess.run([sys.executable, str(HERE / "cluster_broadcast_job.py"), str(model_file), str(data)],
+    done = subprocess.run([sys.executable, str(HERE / "helpers" / "cluster_broadcast_job.py"), str(model_file), str(data)],
                           capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stderr[-5000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,4 +1,4 @@
-"""The jars on Linuxes other than the build machine's: a plain Java Spark job (tests/jvm/ScoreJob.java)
+"""The jars on Linuxes other than the build machine's: a plain Java Spark job (tests/helpers/ScoreJob.java)
 scores with treescore's SQL function inside Debian 11 roots (glibc 2.31, older than the build
 machine's), with the root's own OpenJDK 17 and the newest Spark line's jars: on x86_64, and on
 aarch64 under qemu-user. Each engine's scores must have the bits of Booster.predict on this machine.
@@ -56,10 +56,10 @@ def mounted(root: str, read_only: dict, writable: dict):
 
 @pytest.fixture(scope="module")
 def job_classes(tmp_path_factory):
-    """tests/jvm/ScoreJob.java, compiled for Java 17 against this line's Spark."""
+    """tests/helpers/ScoreJob.java, compiled for Java 17 against this line's Spark."""
     out = tmp_path_factory.mktemp("job-classes")
     subprocess.run(["javac", "--release", "17", "-cp", os.path.join(SPARK_JARS, "*"), "-d", str(out),
-                    os.path.join(ROOT, "tests", "jvm", "ScoreJob.java")], check=True)
+                    os.path.join(ROOT, "tests", "helpers", "ScoreJob.java")], check=True)
     return str(out)
 
 

@@ -35,7 +35,7 @@ def run(mode, tmp_path, model_path):
     local_dir.mkdir()
     report = folder / "report.json"
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
-    job = os.path.join(os.path.dirname(__file__), "hygiene_job.py")
+    job = os.path.join(os.path.dirname(__file__), "helpers", "hygiene_job.py")
     done = subprocess.run([sys.executable, job, mode, str(tmpdir), str(local_dir), model_path, str(report)],
                           env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-4000:]
