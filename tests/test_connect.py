@@ -102,22 +102,27 @@ CLIENT_SCRIPT = textwrap.dedent("""
 """)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _free_ports(count: int) -> list:
+    """`count` distinct free ports: each socket stays bound until all are chosen."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
 
 
-def _wait_for_port(port: int, server: subprocess.Popen, log_path: str, timeout: float = 180) -> None:
+def _wait_until_serving(server: subprocess.Popen, log_path: str, timeout: float = 180) -> None:
+    """Waits for the server's own word that Connect listens: an open port alone could be another
+    service's, and a client talking gRPC to it would wait forever."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise AssertionError(f"the Connect server exited ({server.returncode}):\n" + open(log_path).read()[-5000:])
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
+        with open(log_path) as log:
+            if "Spark Connect server started" in log.read():
                 return
         time.sleep(1)
-    raise AssertionError("the Connect server did not listen within 180 s:\n" + open(log_path).read()[-5000:])
+    raise AssertionError("the Connect server did not start within 180 s:\n" + open(log_path).read()[-5000:])
 
 
 def _client_venv(tmp_path, wheel: str) -> str:
@@ -138,7 +143,9 @@ def _client_venv(tmp_path, wheel: str) -> str:
 def connect_server(tmp_path, extensions: bool):
     """A local Spark Connect server with treescore's jar, and its extensions if `extensions`;
     yields its URL, and stops it on every path."""
-    port = _free_port()
+    # Connect's port and the driver's own ports, each chosen here: left to Spark, the driver's
+    # random ports could take the one Connect is about to bind.
+    port, driver_port, block_manager_port = _free_ports(3)
     log_path = str(tmp_path / "connect-server.log")
     jar = treescore.jar_path()
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1")
@@ -151,12 +158,13 @@ def connect_server(tmp_path, extensions: bool):
         "--conf", f"spark.connect.grpc.binding.port={port}",
         "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
-        "--conf", "spark.driver.bindAddress=127.0.0.1", "spark-internal",
+        "--conf", "spark.driver.bindAddress=127.0.0.1", "--conf", f"spark.driver.port={driver_port}",
+        "--conf", f"spark.blockManager.port={block_manager_port}", "spark-internal",
     ]
     with open(log_path, "w") as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
-        _wait_for_port(port, server, log_path)
+        _wait_until_serving(server, log_path)
         yield f"sc://127.0.0.1:{port}"
     finally:
         os.killpg(server.pid, signal.SIGTERM)
