@@ -98,6 +98,15 @@ def write_parquet(path: str, x: np.ndarray, null_mask: np.ndarray) -> None:
     pq.write_table(pa.table(columns), path, row_group_size=20_000)
 
 
+def model_and_rows(folder: Path, booster, rows: int, seed: int) -> np.ndarray:
+    """`booster` as folder/model.txt and `rows` rows of features (NaN as null) as folder/rows.parquet,
+    for jobs in other processes; returns Booster.predict of those rows."""
+    booster.save_model(str(folder / "model.txt"))
+    x = features(rows, seed)
+    write_parquet(str(folder / "rows.parquet"), x, np.isnan(x))
+    return booster.predict(x)
+
+
 def feature_frame(spark, folder, rows: int, seed: int):
     """`rows` rows of features without nulls, written to Parquet in `folder` and read back."""
     x = features(rows, seed)

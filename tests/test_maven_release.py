@@ -20,7 +20,7 @@ import pyspark
 import pytest
 
 import treescore
-from conftest import MAVEN_REPOSITORY, ROOT, assert_same_bits, built_wheel, features, write_parquet
+from conftest import MAVEN_REPOSITORY, ROOT, assert_same_bits, built_wheel, model_and_rows
 
 POM = "{http://maven.apache.org/POM/4.0.0}"
 REPOSITORY = Path(ROOT, "target", "release", "maven")
@@ -90,12 +90,9 @@ def test_the_coordinate_names_this_pyspark_line_and_its_scala():
 
 
 @pytest.fixture(scope="module")
-def model_and_rows(tmp_path_factory, regression_booster):
-    work = tmp_path_factory.mktemp("packages")
-    regression_booster.save_model(str(work / "model.txt"))
-    x = features(3_000, seed=83)
-    write_parquet(str(work / "rows.parquet"), x, np.isnan(x))
-    return work, regression_booster.predict(x)
+def scored_folder(tmp_path_factory, regression_booster):
+    folder = tmp_path_factory.mktemp("packages")
+    return folder, model_and_rows(folder, regression_booster, 3_000, seed=83)
 
 
 PACKAGES_JOB = textwrap.dedent("""
@@ -118,8 +115,8 @@ PACKAGES_JOB = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_python_takes_the_coordinate_with_packages(model_and_rows):
-    work, expected = model_and_rows
+def test_python_takes_the_coordinate_with_packages(scored_folder):
+    work, expected = scored_folder
     done = subprocess.run([sys.executable, "-c", PACKAGES_JOB, str(work), MAVEN_REPOSITORY], capture_output=True,
                           text=True, timeout=600, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
@@ -145,8 +142,8 @@ println("BATCHED " + scored.queryExecution.executedPlan.toString.contains("Batch
 
 
 @pytest.mark.slow
-def test_spark_shell_takes_the_coordinate_with_packages(model_and_rows):
-    work, expected = model_and_rows
+def test_spark_shell_takes_the_coordinate_with_packages(scored_folder):
+    work, expected = scored_folder
     spark_home = os.path.dirname(pyspark.__file__)
     done = subprocess.run(
         [os.path.join(spark_home, "bin", "spark-shell"), "--master", "local[2]", "--packages", treescore.coordinate(),

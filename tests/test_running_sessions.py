@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import treescore
-from conftest import assert_same_bits, features, write_parquet
+from conftest import assert_same_bits, model_and_rows
 
 JOB = textwrap.dedent("""
     import sys, warnings
@@ -76,10 +76,7 @@ def run(mode: str, work) -> tuple:
 @pytest.fixture(scope="module")
 def work(tmp_path_factory, regression_booster):
     folder = tmp_path_factory.mktemp("running")
-    regression_booster.save_model(str(folder / "model.txt"))
-    x = features(2_000, seed=89)
-    write_parquet(str(folder / "rows.parquet"), x, np.isnan(x))
-    return folder, regression_booster.predict(x)
+    return folder, model_and_rows(folder, regression_booster, 2_000, seed=89)
 
 
 def test_enable_gives_a_running_session_batched_exact_scores_and_sql(work):
