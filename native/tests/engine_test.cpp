@@ -15,6 +15,8 @@
 #include "../src/engine/engine_predictor.h"
 #include "../src/engine/exact_scorer.h"
 #include "../src/lightgbm_error.h"
+#include "../src/model/decision.h"
+#include "../src/model/lightgbm_text.h"
 #include "lightgbm_training.h"
 
 namespace treescore {
@@ -70,7 +72,7 @@ TEST_P(EngineTest, EqualsLightGbmBitForBitInBothLayouts) {
   const std::vector<double> rows = Rows(5000, 5, true);
   const std::vector<double> expected = LightGbmPredict(text, rows);
   for (Layout layout : {Layout::kNodeWalk, Layout::kQuickScorer}) {
-    const ExactScorer scorer(Forest::Parse(text), layout);
+    const ExactScorer scorer(model::ReadLightGbmText(text), layout);
     std::vector<double> got(expected.size());
     scorer.Predict(RowMajor(rows.data(), static_cast<int32_t>(expected.size()), kCols).batch(), Iterations{}, got.data());
     for (size_t i = 0; i < got.size(); ++i) {

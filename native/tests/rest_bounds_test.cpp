@@ -17,6 +17,8 @@
 #include "../src/engine/exact_scorer.h"
 #include "../src/engine/rest_bounds.h"
 #include "../src/engine/top_k.h"
+#include "../src/model/decision.h"
+#include "../src/model/lightgbm_text.h"
 #include "lightgbm_training.h"
 
 namespace treescore {
@@ -61,19 +63,19 @@ std::string TrainModel(const std::string& params) {
 
 // Rows whose every value is, half the time, a threshold of the model on its feature or a
 // double next to one, or a special value.
-std::vector<double> HostileRows(const Forest& forest, int rows, unsigned seed) {
+std::vector<double> HostileRows(const model::Forest& forest, int rows, unsigned seed) {
   std::vector<std::vector<double>> pool(kCols);
-  const double zero = kZeroThreshold;
+  const double zero = model::kLightGbmZeroThreshold;
   for (auto& values : pool) {
     values = {0.0, -0.0, zero, -zero, std::nextafter(zero, kInf), std::nextafter(-zero, -kInf), std::nextafter(zero, 0.0),
               std::numeric_limits<double>::denorm_min(), -std::numeric_limits<double>::denorm_min(), kInf, -kInf,
               std::numeric_limits<double>::quiet_NaN(), 1e300, -1e300};
   }
-  for (const Tree& tree : forest.trees) {
-    for (size_t n = 0; n + 1 < static_cast<size_t>(tree.num_leaves); ++n) {
-      if (tree.decision_type[n] & kCategoricalMask) continue;
-      const double t = tree.threshold[n];
-      for (double v : {t, std::nextafter(t, kInf), std::nextafter(t, -kInf)}) pool[static_cast<size_t>(tree.split_feature[n])].push_back(v);
+  for (const model::Tree& tree : forest.trees) {
+    for (const model::Node& node : tree.nodes) {
+      if (node.decision.split == model::Split::kCategorical) continue;
+      const double t = node.threshold;
+      for (double v : {t, std::nextafter(t, kInf), std::nextafter(t, -kInf)}) pool[static_cast<size_t>(node.feature)].push_back(v);
     }
   }
   std::mt19937 rng(seed);
@@ -91,13 +93,13 @@ const char* const kModels[] = {"objective=regression", "objective=regression zer
 TEST(RestBounds, HoldEveryRowsRemainingLeavesAndTightenTheirBound) {
   for (const char* params : kModels) {
     SCOPED_TRACE(params);
-    const Forest forest = Forest::Parse(TrainModel(params));
-    std::vector<const Tree*> trees;
-    for (const Tree& tree : forest.trees) trees.push_back(&tree);
+    const model::Forest forest = model::ReadLightGbmText(TrainModel(params));
+    std::vector<const model::Tree*> trees;
+    for (const model::Tree& tree : forest.trees) trees.push_back(&tree);
     // A stage per tree, so that the bounds at consecutive boundaries differ by one tree's reach:
     // a sum over all trees would hide one tree's wrong reach behind the others' slack.
     const std::vector<int> stage_trees(trees.size(), 1);
-    const RestBounds rest(trees, stage_trees);
+    const RestBounds rest(forest.input_reading, trees, stage_trees);
     ASSERT_GT(rest.features().size(), 0u);
     // Each tree's leaf for each row, from a forest of that tree alone.
     const int n = 3000;
@@ -105,10 +107,7 @@ TEST(RestBounds, HoldEveryRowsRemainingLeavesAndTightenTheirBound) {
     const RowMajor matrix(x.data(), n, kCols);
     std::vector<std::vector<double>> leaf(trees.size(), std::vector<double>(n, 0.0));
     for (size_t t = 0; t < trees.size(); ++t) {
-      Forest one;
-      one.num_features = forest.num_features;
-      one.trees = {*trees[t]};
-      ExactScorer(std::move(one), Layout::kAuto).AddRaw(matrix.batch(), nullptr, n, Iterations{}, leaf[t].data());
+      ExactScorer(forest.Slice(t, 1), Layout::kAuto).AddRaw(matrix.batch(), nullptr, n, Iterations{}, leaf[t].data());
     }
     double plain = 0, binned = 0;
     for (int r = 0; r < n; ++r) {
@@ -131,7 +130,7 @@ TEST(RestBounds, HoldEveryRowsRemainingLeavesAndTightenTheirBound) {
 TEST(RestBounds, NeverDropARowAtABarOfItsOwnScore) {
   for (const char* params : kModels) {
     SCOPED_TRACE(params);
-    const ExactScorer model(Forest::Parse(TrainModel(params)), Layout::kAuto);
+    const ExactScorer model(model::ReadLightGbmText(TrainModel(params)), Layout::kAuto);
     const int n = 1500;
     const std::vector<double> x = HostileRows(model.forest(), n, 29);
     const RowMajor matrix(x.data(), n, kCols);

@@ -17,6 +17,8 @@
 
 #include "../src/engine/exact_scorer.h"
 #include "../src/engine/top_k.h"
+#include "../src/model/decision.h"
+#include "../src/model/lightgbm_text.h"
 #include "lightgbm_training.h"
 #include "top_k_checks.h"
 
@@ -63,7 +65,7 @@ class TopKTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TopKTest, KeepsEveryRowOfEachGroupsTopKWithItsExactScore) {
   const auto [objective, k, descending, raw, num_groups, per_stage] = GetParam();
-  const ExactScorer model(Forest::Parse(TrainModel(objective)), Layout::kAuto);
+  const ExactScorer model(model::ReadLightGbmText(TrainModel(objective)), Layout::kAuto);
   TopKMember member;
   member.model = &model;
   member.raw = raw;
@@ -132,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"objective=regression", 3000, true, false, 2, 10}));
 
 TEST(TopKSelection, KeepsEveryRowThatTiesWithTheKth) {
-  const ExactScorer model(Forest::Parse(TrainModel("objective=binary")), Layout::kAuto);
+  const ExactScorer model(model::ReadLightGbmText(TrainModel("objective=binary")), Layout::kAuto);
   TopKSelector selector(TopKMember{&model}, TopKQuery{5}, 3);
   // 40 distinct rows, then 2000 copies of one of the best: the copies tie, so all are kept.
   std::vector<double> rows = Rows(40, 23);
@@ -153,7 +155,7 @@ TEST(TopKSelection, KeepsEveryRowThatTiesWithTheKth) {
 }
 
 TEST(TopKSelection, DropsRowsBelowAFloorAndKeepsTheTopAboveIt) {
-  const ExactScorer model(Forest::Parse(TrainModel("objective=regression")), Layout::kAuto);
+  const ExactScorer model(model::ReadLightGbmText(TrainModel("objective=regression")), Layout::kAuto);
   const int n = 6000;
   const std::vector<double> rows = Rows(n, 31);
   const RowMajor matrix(rows.data(), n, kCols);
@@ -181,7 +183,7 @@ TEST(TopKSelection, ScoresAndKeepsEveryRowOfAModelWithANanLeaf) {
   std::string text = TrainModel("objective=regression");
   const size_t leaves = text.find("leaf_value=") + std::string("leaf_value=").size();
   text.replace(leaves, text.find(' ', leaves) - leaves, "nan");
-  const ExactScorer model(Forest::Parse(text), Layout::kAuto);
+  const ExactScorer model(model::ReadLightGbmText(text), Layout::kAuto);
   TopKSelector selector(TopKMember{&model}, TopKQuery{10}, 3);
   EXPECT_FALSE(selector.boundable());
   const int n = 4000;
@@ -193,7 +195,7 @@ TEST(TopKSelection, ScoresAndKeepsEveryRowOfAModelWithANanLeaf) {
 }
 
 TEST(TopKSelection, RefusesKBelowOne) {
-  const ExactScorer model(Forest::Parse(TrainModel("objective=regression")), Layout::kAuto);
+  const ExactScorer model(model::ReadLightGbmText(TrainModel("objective=regression")), Layout::kAuto);
   EXPECT_THROW(TopKSelector(TopKMember{&model}, TopKQuery{0}), std::invalid_argument);
 }
 

@@ -6,11 +6,13 @@
 #include <thread>
 #include <vector>
 
+#include "model/lightgbm_text.h"
+
 namespace treescore {
 namespace engine {
 
 EnginePredictor EnginePredictor::FromModelText(const std::string& model_text, Layout layout) {
-  return EnginePredictor(ExactScorer(Forest::Parse(model_text), layout));
+  return EnginePredictor(ExactScorer(model::ReadLightGbmText(model_text), layout));
 }
 
 int64_t EnginePredictor::OutputsPerRow(PredictKind kind, IterationRange range) const {

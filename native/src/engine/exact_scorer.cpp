@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "model/decision.h"
+
 namespace treescore {
 namespace engine {
 namespace {
@@ -14,7 +16,7 @@ double Sigmoid(double sigmoid, double x) { return 1.0 / (1.0 + std::exp(-sigmoid
 
 }  // namespace
 
-ExactScorer::ExactScorer(Forest forest, Layout layout) : forest_(std::make_shared<const Forest>(std::move(forest))) {
+ExactScorer::ExactScorer(model::Forest forest, Layout layout) : forest_(std::make_shared<const model::Forest>(std::move(forest))) {
   const bool fits = QuickScorer::Fits(*forest_);
   if (layout == Layout::kQuickScorer && !fits) throw std::invalid_argument("a tree has more than 64 leaves");
   if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) {
@@ -24,14 +26,9 @@ ExactScorer::ExactScorer(Forest forest, Layout layout) : forest_(std::make_share
     layout_ = Layout::kNodeWalk;
     walker_ = std::make_unique<NodeWalker>(*forest_);
   }
-  std::vector<bool> read(static_cast<size_t>(forest_->num_features));
-  for (const Tree& tree : forest_->trees) {
+  for (const model::Tree& tree : forest_->trees) {
     first_leaf_.push_back(leaf_values_.size());
     leaf_values_.insert(leaf_values_.end(), tree.leaf_value.begin(), tree.leaf_value.end());
-    for (int n = 0; n + 1 < tree.num_leaves; ++n) read[static_cast<size_t>(tree.split_feature[n])] = true;
-  }
-  for (size_t f = 0; f < read.size(); ++f) {
-    if (read[f]) read_features_.push_back(static_cast<int>(f));
   }
 }
 
@@ -65,7 +62,7 @@ struct QuickLeaves {
 
 }  // namespace
 
-void ExactScorer::ReadBlock(const FeatureBatch& rows, const int32_t* picked, int64_t r0, int n,
+void ExactScorer::ReadBlock(model::InputReading reading, const FeatureBatch& rows, const int32_t* picked, int64_t r0, int n,
                             const std::vector<int>& features, double* block) {
   const double nan = std::nan("");
   // Where rows are picked, each picked row's offset into the columns, computed once per block.
@@ -77,20 +74,13 @@ void ExactScorer::ReadBlock(const FeatureBatch& rows, const int32_t* picked, int
     double* lanes = block + static_cast<size_t>(f) * kBlockRows;
     if (picked != nullptr) {
       const double* column = rows.columns[f];
-      for (int r = 0; r < n; ++r) {
-        const double v = column[offsets[r]];
-        const bool kept = (v > kZeroThreshold) | (v < -kZeroThreshold) | (v != v);
-        uint64_t bits;
-        std::memcpy(&bits, &v, sizeof bits);
-        bits &= -static_cast<uint64_t>(kept);
-        std::memcpy(&lanes[r], &bits, sizeof bits);
-      }
+      for (int r = 0; r < n; ++r) lanes[r] = model::ReadInput(reading, column[offsets[r]]);
     } else if (rows.row_stride == 1) {
       const double* column = rows.columns[f] + (rows.first_row + r0);
-      for (int r = 0; r < n; ++r) lanes[r] = AsLightGbmReadsIt(column[r]);
+      for (int r = 0; r < n; ++r) lanes[r] = model::ReadInput(reading, column[r]);
     } else {
       const double* column = rows.columns[f] + (rows.first_row + r0) * rows.row_stride;
-      for (int r = 0; r < n; ++r) lanes[r] = AsLightGbmReadsIt(column[static_cast<int64_t>(r) * rows.row_stride]);
+      for (int r = 0; r < n; ++r) lanes[r] = model::ReadInput(reading, column[static_cast<int64_t>(r) * rows.row_stride]);
     }
     for (int r = n; r < kBlockRows; ++r) lanes[r] = nan;  // lanes past the rows: evaluated, never read
   }
@@ -109,7 +99,7 @@ void ExactScorer::ForEachBlock(const FeatureBatch& rows, const int32_t* picked, 
   std::vector<uint64_t> scratch = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
   for (int64_t r0 = 0; r0 < num_rows; r0 += kBlockRows) {
     const int n = static_cast<int>(std::min<int64_t>(kBlockRows, num_rows - r0));
-    ReadBlock(rows, picked, r0, n, read_features_, block.data());
+    ReadBlock(forest_->input_reading, rows, picked, r0, n, forest_->features_read, block.data());
     if (quick_) {
       quick_->EvaluateBlock(block.data(), &scratch);
       visit(r0, n, count, QuickLeaves{quick_.get(), scratch.data(), first_tree});
@@ -136,10 +126,9 @@ bool ExactScorer::IsWhole(Iterations iterations) const {
 ExactScorer ExactScorer::Slice(Iterations iterations) const {
   int first = 0, count = 0;
   Range(iterations, &first, &count);
-  Forest part = *forest_;  // every setting as it is; only the trees change
-  const auto begin = forest_->trees.begin() + static_cast<std::ptrdiff_t>(first) * forest_->trees_per_iteration;
-  part.trees.assign(begin, begin + static_cast<std::ptrdiff_t>(count) * forest_->trees_per_iteration);
-  return ExactScorer(std::move(part), layout_);
+  const size_t per_iteration = static_cast<size_t>(forest_->trees_per_iteration);
+  return ExactScorer(forest_->Slice(static_cast<size_t>(first) * per_iteration, static_cast<size_t>(count) * per_iteration),
+                     layout_);
 }
 
 int64_t ExactScorer::LeafOutputsPerRow(Iterations iterations) const {
@@ -164,13 +153,11 @@ void ExactScorer::SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_
   const int per_iteration = forest_->trees_per_iteration;
   const int classes = forest_->num_classes;
   ForEachBlock(rows, picked, num_rows, iterations, [&](int64_t r0, int n, int count, const auto& leaves) {
-    // Per class, a left fold in iteration order from 0.0, as LightGBM sums; the block's rows are
+    // Per class, a left fold in iteration order from the base score; the block's rows are
     // independent sums, interleaved so that one row's additions do not wait on each other.
     for (int k = 0; k < per_iteration; ++k) {
-      double sums[kBlockRows] = {};
-      if (from_out) {
-        for (int r = 0; r < n; ++r) sums[r] = out[(r0 + r) * classes + k];
-      }
+      double sums[kBlockRows];
+      for (int r = 0; r < kBlockRows; ++r) sums[r] = from_out && r < n ? out[(r0 + r) * classes + k] : forest_->base_score;
       for (int i = 0; i < count; ++i) {
         const size_t t = static_cast<size_t>(i) * per_iteration + k;
         for (int r = 0; r < n; ++r) sums[r] += leaves.Value(r, t);
@@ -180,26 +167,26 @@ void ExactScorer::SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_
   });
 }
 
-void ExactScorer::Transform(double* scores) const {
+void ExactScorer::ApplyOutputTransform(double* scores) const {
   switch (forest_->transform) {
-    case engine::Transform::kIdentity:
+    case model::OutputTransform::kIdentity:
       return;
-    case engine::Transform::kSigmoid:
+    case model::OutputTransform::kSigmoid:
       for (int k = 0; k < forest_->num_classes; ++k) scores[k] = Sigmoid(forest_->sigmoid, scores[k]);
       return;
-    case engine::Transform::kLog1pExp:
+    case model::OutputTransform::kLog1pExp:
       scores[0] = std::log1p(std::exp(scores[0]));
       return;
-    case engine::Transform::kExp:
+    case model::OutputTransform::kExp:
       scores[0] = std::exp(scores[0]);
       return;
-    case engine::Transform::kSignedSquare: {
+    case model::OutputTransform::kSignedSquare: {
       const double x = scores[0];
       const double sign = static_cast<double>((x > 0.0) - (x < 0.0));
       scores[0] = sign * x * x;
       return;
     }
-    case engine::Transform::kSoftmax: {
+    case model::OutputTransform::kSoftmax: {
       const int n = forest_->num_classes;
       double largest = scores[0];
       for (int k = 0; k < n; ++k) largest = std::max(scores[k], largest);
@@ -230,7 +217,7 @@ void ExactScorer::FinishPredictions(double* out, int64_t num_rows, Iterations it
     if (forest_->average_output) {
       for (int k = 0; k < classes; ++k) scores[k] /= count;
     }
-    Transform(scores);
+    ApplyOutputTransform(scores);
   }
 }
 
@@ -257,13 +244,12 @@ void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& gri
   for (int32_t f : grid.varying) varies[static_cast<size_t>(f)] = true;
   std::vector<size_t> fixed_trees, varying_trees;
   for (size_t t = first_tree; t < first_tree + num_trees; ++t) {
-    const Tree& tree = forest_->trees[t];
     bool reads = false;
-    for (int n = 0; n + 1 < tree.num_leaves; ++n) reads = reads || varies[static_cast<size_t>(tree.split_feature[n])];
+    for (const model::Node& node : forest_->trees[t].nodes) reads = reads || varies[static_cast<size_t>(node.feature)];
     (reads ? varying_trees : fixed_trees).push_back(t);
   }
   std::vector<int> fixed_features, varying_features;
-  for (int f : read_features_) (varies[static_cast<size_t>(f)] ? varying_features : fixed_features).push_back(f);
+  for (int f : forest_->features_read) (varies[static_cast<size_t>(f)] ? varying_features : fixed_features).push_back(f);
   constexpr int kBlock = kBlockRows;
   std::vector<double> block(static_cast<size_t>(kBlock) * num_cols);  // the base rows, then each point (block.h)
   // values[t * kBlock + r]: row r's leaf value in the request's tree t. The fixed trees' values
@@ -295,7 +281,7 @@ void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& gri
   const int64_t stride = static_cast<int64_t>(grid.points) * classes;  // from one base row's outputs to the next's
   for (int64_t r0 = 0; r0 < rows.num_rows; r0 += kBlock) {
     const int n = static_cast<int>(std::min<int64_t>(kBlock, rows.num_rows - r0));
-    ReadBlock(rows, nullptr, r0, n, read_features_, block.data());
+    ReadBlock(forest_->input_reading, rows, nullptr, r0, n, forest_->features_read, block.data());
     if (quick_) {
       quick_->ResetSets(base_sets.data());
       quick_->ApplyFeatures(block.data(), fixed_features.data(), fixed_features.size(), base_sets.data());
@@ -305,7 +291,7 @@ void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& gri
       for (int r = 0; r < n; ++r) {
         const double* point = grid.values + (static_cast<size_t>(r0 + r) * grid.points + static_cast<size_t>(k)) * num_varying;
         for (size_t v = 0; v < num_varying; ++v) {
-          block[static_cast<size_t>(grid.varying[v]) * kBlock + static_cast<size_t>(r)] = AsLightGbmReadsIt(point[v]);
+          block[static_cast<size_t>(grid.varying[v]) * kBlock + static_cast<size_t>(r)] = model::ReadInput(forest_->input_reading, point[v]);
         }
       }
       if (quick_) {
@@ -323,8 +309,9 @@ void ExactScorer::SumBlock(const double* values, int n, int count, double* out, 
   constexpr int kBlock = kBlockRows;
   const int per_iteration = forest_->trees_per_iteration;
   for (int c = 0; c < per_iteration; ++c) {
-    // As PredictRaw sums: per class a left fold in iteration order from 0.0, rows side by side.
-    double sums[kBlock] = {};
+    // As PredictRaw sums: per class a left fold in iteration order from the base score, rows side by side.
+    double sums[kBlock];
+    for (int r = 0; r < kBlock; ++r) sums[r] = forest_->base_score;
     for (int i = 0; i < count; ++i) {
       const double* tree = values + (static_cast<size_t>(i) * per_iteration + static_cast<size_t>(c)) * kBlock;
       for (int r = 0; r < kBlock; ++r) sums[r] += tree[r];

@@ -1,7 +1,7 @@
 // treescore's exact evaluator: scores a dense row-major batch the way LightGBM's predictor does,
 // bit for bit, without LightGBM. Each row's leaves come from one of two layouts (QuickScorer or
 // the node walk), its trees are summed per class as a left fold in iteration order, and the
-// objective's transform is applied last through the same libm.
+// output transform is applied last through the same libm.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "../predictor.h"
 #include "block.h"
-#include "forest.h"
+#include "model/forest.h"
 #include "node_walker.h"
 #include "quick_scorer.h"
 
@@ -32,9 +32,9 @@ enum class Layout {
 
 class ExactScorer {
  public:
-  ExactScorer(Forest forest, Layout layout);
+  ExactScorer(model::Forest forest, Layout layout);
 
-  const Forest& forest() const { return *forest_; }
+  const model::Forest& forest() const { return *forest_; }
   // The layout in use: "quickscorer" or "node walk".
   std::string layout_name() const { return quick_ ? "quickscorer" : "node walk"; }
 
@@ -76,7 +76,7 @@ class ExactScorer {
   void PredictGrid(const FeatureBatch& rows, const GridPoints& grid, Iterations iterations, double* out) const;
 
  private:
-  void Transform(double* scores) const;
+  void ApplyOutputTransform(double* scores) const;
   // PredictRaw, or AddRaw where from_out: each sum starts at out's value instead of 0.0.
   void SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, Iterations iterations, bool from_out,
               double* out) const;
@@ -92,28 +92,17 @@ class ExactScorer {
                     Visit visit) const;
   // Copies rows [r0, r0 + n) of the batch's `features` into `block` (block.h), read as LightGBM
   // reads them; where `picked` is not null, the rows picked[r0], ..., picked[r0 + n - 1].
-  static void ReadBlock(const FeatureBatch& rows, const int32_t* picked, int64_t r0, int n,
+  static void ReadBlock(model::InputReading reading, const FeatureBatch& rows, const int32_t* picked, int64_t r0, int n,
                         const std::vector<int>& features, double* block);
 
-  std::shared_ptr<const Forest> forest_;
+  std::shared_ptr<const model::Forest> forest_;
   Layout layout_;                        // the one in use: kQuickScorer or kNodeWalk
   std::unique_ptr<QuickScorer> quick_;   // one of the two layouts
   std::unique_ptr<NodeWalker> walker_;
   // Every tree's leaf values in one array, tree after tree, so summing reads no tree structure.
   std::vector<double> leaf_values_;
   std::vector<size_t> first_leaf_;  // per tree: where its values start in leaf_values_
-  std::vector<int> read_features_;  // the features some node splits on, ascending: all a block needs
 };
-
-// LightGBM's kZeroThreshold is the float literal 1e-35f, widened to double.
-constexpr double kZeroThreshold = static_cast<double>(1e-35f);
-
-// LightGBM's C API reads a dense row into (index, value) pairs and keeps only values with
-// |v| > kZeroThreshold or NaN; everything else (+-0, subnormals, 1e-36) reaches the trees as +0.0.
-inline double AsLightGbmReadsIt(double value) {
-  return (value > kZeroThreshold || value < -kZeroThreshold || value != value) ? value : 0.0;
-}
-
 
 }  // namespace engine
 }  // namespace treescore

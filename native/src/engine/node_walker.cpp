@@ -2,51 +2,36 @@
 
 #include <cmath>
 
+#include "model/decision.h"
+
 namespace treescore {
 namespace engine {
 
-NodeWalker::NodeWalker(const Forest& forest) {
-  for (const Tree& tree : forest.trees) {
+NodeWalker::NodeWalker(const model::Forest& forest) {
+  for (const model::Tree& tree : forest.trees) {
     first_node_.push_back(nodes_.size());
-    single_leaf_.push_back(tree.num_leaves <= 1);
-    for (int n = 0; n + 1 < tree.num_leaves; ++n) {
-      Node node{tree.threshold[n], tree.split_feature[n], {tree.left_child[n], tree.right_child[n]},
-                tree.decision_type[n], 0, 0};
-      if (node.decision & kCategoricalMask) {
-        const auto split = static_cast<size_t>(tree.threshold[n]);
-        const int first = tree.cat_boundaries[split];
-        const int end = tree.cat_boundaries[split + 1];
-        node.first_word = static_cast<uint32_t>(cat_words_.size());
-        node.num_words = static_cast<uint32_t>(end - first);
-        cat_words_.insert(cat_words_.end(), tree.cat_threshold.begin() + first, tree.cat_threshold.begin() + end);
+    single_leaf_.push_back(tree.nodes.empty());
+    for (const model::Node& node : tree.nodes) {
+      Node flat{model::InclusiveThreshold(node), node.feature, {node.left, node.right}, node.decision, 0, 0};
+      if (node.decision.split == model::Split::kCategorical) {
+        flat.first_word = static_cast<uint32_t>(cat_words_.size());
+        flat.num_words = node.num_category_words;
+        const auto first = tree.category_words.begin() + node.first_category_word;
+        cat_words_.insert(cat_words_.end(), first, first + node.num_category_words);
       }
-      nodes_.push_back(node);
+      nodes_.push_back(flat);
     }
   }
+  cat_words_.push_back(0);  // so that an empty category set still has an address
 }
 
-// LightGBM's decision at one node (tree.h: NumericalDecision, CategoricalDecision), for a value
-// already read as its C API reads it (so a zero is exactly +0.0).
 inline int NodeWalker::Child(const Node& node, double value) const {
-  const uint8_t decision = node.decision;
-  const int left = node.child[0], right = node.child[1];
-  if (!(decision & kCategoricalMask)) {
+  if (node.decision.split == model::Split::kNumerical) {
     // An ordinary value picks its child by index, not by a branch the CPU would mispredict half the time.
-    if (__builtin_expect(value == value && value != 0.0, 1)) return node.child[!(value <= node.threshold)];
-    const auto missing = static_cast<MissingType>((decision >> 2) & 3);
-    if (value != value && missing != MissingType::kNaN) value = 0.0;  // NaN reads as zero unless NaN is missing
-    if ((missing == MissingType::kZero && value == 0.0) || (missing == MissingType::kNaN && value != value)) {
-      return (decision & kDefaultLeftMask) ? left : right;
-    }
-    return value <= node.threshold ? left : right;
+    if (__builtin_expect(model::IsOrdinary(value), 1)) return node.child[!(value <= node.threshold)];
+    return node.child[!model::NumericalGoesLeft(node.decision, node.threshold, value)];
   }
-  // NaN goes right. LightGBM truncates the value to int; on x86 a value outside int's range
-  // becomes INT_MIN, which is negative and goes right too, as does any value <= -1.
-  if (value != value || value <= -1.0 || value >= 2147483648.0) return right;
-  const int category = static_cast<int>(value);
-  const uint32_t word = static_cast<uint32_t>(category) / 32;
-  if (word < node.num_words && ((cat_words_[node.first_word + word] >> (category % 32)) & 1u)) return left;
-  return right;
+  return node.child[!model::CategoricalGoesLeft(cat_words_.data() + node.first_word, node.num_words, value)];
 }
 
 void NodeWalker::LeavesOf(const double* block, int num_rows, size_t first_tree, size_t num_trees, int* leaves) const {

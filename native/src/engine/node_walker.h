@@ -1,5 +1,5 @@
-// The engine's layout for any tree: each row walks each tree from the root, LightGBM's decision
-// rules at every node. Nodes are flat records, one array for the forest, and a block of rows
+// The engine's layout for any tree: each row walks each tree from the root, taking at every
+// node the way the node decision (model/decision.h) gives. Nodes are flat records, one array for the forest, and a block of rows
 // walks a tree side by side, so the rows' independent walks overlap instead of waiting on each
 // other's loads and branches.
 #pragma once
@@ -9,14 +9,14 @@
 #include <vector>
 
 #include "block.h"
-#include "forest.h"
+#include "model/forest.h"
 
 namespace treescore {
 namespace engine {
 
 class NodeWalker {
  public:
-  explicit NodeWalker(const Forest& forest);
+  explicit NodeWalker(const model::Forest& forest);
 
   // For the first `num_rows` rows of a block (block.h), the leaf index each reaches in each tree
   // first_tree + t: leaves[r * num_trees + t].
@@ -27,11 +27,11 @@ class NodeWalker {
 
  private:
   struct Node {
-    double threshold;   // numerical nodes
+    double threshold;         // numerical nodes: the inclusive threshold (decision.h)
     int32_t feature;
-    int32_t child[2];   // left, right: a node of the same tree, or ~leaf
-    uint8_t decision;   // LightGBM's decision_type bits
-    uint32_t first_word;  // categorical nodes: the category bitset, cat_words_[first_word, + num_words)
+    int32_t child[2];         // left, right: a node of the same tree, or ~leaf
+    model::Decision decision;
+    uint32_t first_word;      // categorical nodes: the left-going categories, cat_words_[first_word, + num_words)
     uint32_t num_words;
   };
 

@@ -6,6 +6,8 @@
 #include <functional>
 #include <limits>
 
+#include "model/decision.h"
+
 namespace treescore {
 namespace engine {
 namespace {
@@ -17,44 +19,29 @@ uint64_t Bits(int first, int last) {
   return below_last & ~below_first;
 }
 
-bool GoesRightWhenNaN(const Tree& tree, int node) {
-  const uint8_t d = tree.decision_type[node];
-  const auto missing = static_cast<MissingType>((d >> 2) & 3);
-  if (missing == MissingType::kNaN || missing == MissingType::kZero) return !(d & kDefaultLeftMask);  // NaN reads as 0.0 for Zero
-  return !(0.0 <= tree.threshold[node]);  // None: NaN reads as 0.0
-}
-
-bool ZeroIsMissing(const Tree& tree, int node) {
-  return static_cast<MissingType>((tree.decision_type[node] >> 2) & 3) == MissingType::kZero;
-}
-
-// The category LightGBM reads from a value, or -1 for one that goes right at every categorical
-// node: NaN, and on x86 any value outside int's range (it truncates to INT_MIN) or <= -1.
-int64_t CategoryOf(double value) {
-  if (std::isnan(value) || value <= -1.0 || value >= 2147483648.0) return -1;
-  return static_cast<int64_t>(static_cast<int>(value));
-}
-
 }  // namespace
 
-bool QuickScorer::Fits(const Forest& forest) {
+bool QuickScorer::Fits(const model::Forest& forest) {
   // A NaN threshold sends every value right, which no place in a sorted threshold list can say;
   // such a (hand-made) model takes the node walk.
-  return std::all_of(forest.trees.begin(), forest.trees.end(), [](const Tree& t) {
-    return t.num_leaves <= 64 && std::none_of(t.threshold.begin(), t.threshold.end(), [](double v) { return std::isnan(v); });
+  return std::all_of(forest.trees.begin(), forest.trees.end(), [](const model::Tree& tree) {
+    return tree.num_leaves() <= 64 && std::none_of(tree.nodes.begin(), tree.nodes.end(), [](const model::Node& node) {
+             return node.decision.split == model::Split::kNumerical && std::isnan(model::InclusiveThreshold(node));
+           });
   });
 }
 
-QuickScorer::QuickScorer(std::shared_ptr<const Forest> shared) : forest_(std::move(shared)) {
-  const Forest& forest = *forest_;
+QuickScorer::QuickScorer(std::shared_ptr<const model::Forest> shared) : forest_(std::move(shared)) {
+  const model::Forest& forest = *forest_;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
   features_.resize(static_cast<size_t>(forest.num_features));
   for (size_t t = 0; t < forest.trees.size(); ++t) {
-    const Tree& tree = forest.trees[t];
-    all_leaves_.push_back(Bits(0, tree.num_leaves));
+    const model::Tree& tree = forest.trees[t];
+    all_leaves_.push_back(Bits(0, tree.num_leaves()));
     first_position_.push_back(leaf_by_position_.size());
-    leaf_by_position_.resize(leaf_by_position_.size() + static_cast<size_t>(tree.num_leaves), 0);
+    leaf_by_position_.resize(leaf_by_position_.size() + static_cast<size_t>(tree.num_leaves()), 0);
     value_by_position_.resize(leaf_by_position_.size(), tree.leaf_value[0]);  // a one-leaf tree's only value
-    if (tree.num_leaves <= 1) continue;
+    if (tree.nodes.empty()) continue;
     // Number the leaves left to right; each node covers a contiguous run of positions, and
     // going right removes its left child's run.
     int next = 0;
@@ -65,22 +52,21 @@ QuickScorer::QuickScorer(std::shared_ptr<const Forest> shared) : forest_(std::mo
         value_by_position_[first_position_[t] + static_cast<size_t>(position)] = tree.leaf_value[static_cast<size_t>(~child)];
         return {position, position + 1};
       }
-      const auto left = visit(tree.left_child[child]);
-      const auto right = visit(tree.right_child[child]);
+      const model::Node& node = tree.nodes[static_cast<size_t>(child)];
+      const auto left = visit(node.left);
+      const auto right = visit(node.right);
       const Mask mask{static_cast<uint32_t>(t), Bits(left.first, left.second)};
-      FeatureNodes& nodes = features_[static_cast<size_t>(tree.split_feature[child])];
-      if (tree.decision_type[child] & kCategoricalMask) {
-        const int split = static_cast<int>(tree.threshold[child]);
-        const auto first = tree.cat_boundaries[static_cast<size_t>(split)];
-        const auto end = tree.cat_boundaries[static_cast<size_t>(split) + 1];
-        nodes.categorical.push_back({mask.tree, mask.clear, static_cast<uint32_t>(cat_words_.size()),
-                                     static_cast<uint32_t>(end - first)});
-        cat_words_.insert(cat_words_.end(), tree.cat_threshold.begin() + first, tree.cat_threshold.begin() + end);
+      FeatureNodes& nodes = features_[static_cast<size_t>(node.feature)];
+      if (node.decision.split == model::Split::kCategorical) {
+        nodes.categorical.push_back({mask.tree, mask.clear, static_cast<uint32_t>(cat_words_.size()), node.num_category_words});
+        const auto first = tree.category_words.begin() + node.first_category_word;
+        cat_words_.insert(cat_words_.end(), first, first + node.num_category_words);
       } else {
-        const bool zero_is_missing = ZeroIsMissing(tree, child);
-        (zero_is_missing ? nodes.by_threshold_zero_missing : nodes.by_threshold).push_back({tree.threshold[child], mask});
-        if (GoesRightWhenNaN(tree, child)) nodes.right_when_nan.push_back(mask);
-        if (zero_is_missing && !(tree.decision_type[child] & kDefaultLeftMask)) nodes.right_when_zero.push_back(mask);
+        const double threshold = model::InclusiveThreshold(node);
+        const bool zero_is_missing = model::IsMissing(node.decision, 0.0);
+        (zero_is_missing ? nodes.by_threshold_zero_missing : nodes.by_threshold).push_back({threshold, mask});
+        if (!model::NumericalGoesLeft(node.decision, threshold, nan)) nodes.right_when_nan.push_back(mask);
+        if (zero_is_missing && !model::NumericalGoesLeft(node.decision, threshold, 0.0)) nodes.right_when_zero.push_back(mask);
       }
       return {left.first, right.second};
     };
@@ -189,7 +175,7 @@ void QuickScorer::ApplyFeatures(const double* block, const int* features, size_t
       // right everywhere gets a word no node has.
       uint32_t word[kBlock], bit[kBlock];
       for (int r = 0; r < kBlock; ++r) {
-        const int64_t category = CategoryOf(x[r / kHalf][r % kHalf]);
+        const int64_t category = model::CategoryOf(x[r / kHalf][r % kHalf]);
         word[r] = category < 0 ? UINT32_MAX : static_cast<uint32_t>(category >> 5);
         bit[r] = category < 0 ? 0u : 1u << (category & 31);
       }

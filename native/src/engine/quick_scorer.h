@@ -4,8 +4,8 @@
 // their left subtree's leaves from their tree's set; the exit leaf is the lowest leaf left. The
 // nodes on a feature are sorted by threshold, so a row finds them with one scan per feature.
 //
-// Exactness: a node's direction is LightGBM's (see exact_scorer.cpp). For ordinary values that is
-// `x > threshold` goes right. A NaN and a zero go where the node's missing type sends them, the
+// Exactness: a node's direction is the node decision's (model/decision.h). For ordinary values
+// that is `x > threshold` goes right, the threshold being the node's inclusive one. A NaN and a zero go where the node's missing type sends them, the
 // same for every row, so each feature keeps the list of nodes that send a NaN right and the list
 // that send a zero right. Categorical nodes are tested one by one. Leaf values are then summed
 // per class in iteration order, exactly as the node walk does.
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "block.h"
-#include "forest.h"
+#include "model/forest.h"
 
 namespace treescore {
 namespace engine {
@@ -24,8 +24,8 @@ namespace engine {
 class QuickScorer {
  public:
   // Whether every tree of `forest` fits (at most 64 leaves).
-  static bool Fits(const Forest& forest);
-  explicit QuickScorer(std::shared_ptr<const Forest> forest);
+  static bool Fits(const model::Forest& forest);
+  explicit QuickScorer(std::shared_ptr<const model::Forest> forest);
 
   // Rows a block evaluates together (V-QuickScorer, SIGIR 2016): each node's test runs on the
   // block's rows at once, in loops the compiler vectorises for AVX2 or AVX-512 where the CPU has
@@ -79,17 +79,17 @@ class QuickScorer {
     uint32_t first_word;  // the node's category bitset: cat_words_[first_word, first_word + num_words)
     uint32_t num_words;
   };
-  // A feature's nodes. A zero is an ordinary value to nodes of missing type None or NaN, which
-  // compare it with their threshold; only nodes of missing type Zero send it the default way.
+  // A feature's nodes. A zero is compared with the threshold by nodes for which it is not
+  // missing; only the others (model::Missing::kZero) send it the default way.
   struct FeatureNodes {
-    std::vector<Threshold> by_threshold;               // missing type None or NaN, ascending
-    std::vector<Threshold> by_threshold_zero_missing;  // missing type Zero, ascending
+    std::vector<Threshold> by_threshold;               // nodes that compare a zero, ascending
+    std::vector<Threshold> by_threshold_zero_missing;  // nodes for which a zero is missing, ascending
     std::vector<Mask> right_when_nan;                  // every numerical node that sends a NaN right
-    std::vector<Mask> right_when_zero;                 // missing type Zero nodes that send a zero right
+    std::vector<Mask> right_when_zero;                 // nodes for which a zero is missing that send it right
     std::vector<CategoricalNode> categorical;
   };
 
-  std::shared_ptr<const Forest> forest_;
+  std::shared_ptr<const model::Forest> forest_;
   std::vector<FeatureNodes> features_;
   std::vector<int> split_features_;                  // the features some node splits on
   std::vector<uint32_t> cat_words_;                  // every categorical node's bitset, one after another

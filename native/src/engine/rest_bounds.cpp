@@ -5,7 +5,7 @@
 #include <limits>
 #include <numeric>
 
-#include "exact_scorer.h"
+#include "model/decision.h"
 
 namespace treescore {
 namespace engine {
@@ -15,27 +15,26 @@ namespace {
 // stage, and past the features most trees start with, few trees are left to tighten.
 constexpr size_t kMaxConditioned = 8;
 
-bool IsNumerical(const Tree& tree, size_t node) { return !(tree.decision_type[node] & kCategoricalMask); }
+bool IsNumerical(const model::Node& node) { return node.decision.split == model::Split::kNumerical; }
 
 // The first node, breadth first, that splits numerically on a feature `wanted` holds; -1 if none.
-int FirstNumericalFeature(const Tree& tree, const std::vector<bool>& wanted) {
+int FirstNumericalFeature(const model::Tree& tree, const std::vector<bool>& wanted) {
   std::vector<int> queue = {0};
-  for (size_t i = 0; i < queue.size() && tree.num_leaves > 1; ++i) {
-    const auto node = static_cast<size_t>(queue[i]);
-    const int f = tree.split_feature[node];
-    if (IsNumerical(tree, node) && wanted[static_cast<size_t>(f)]) return f;
-    for (int child : {tree.left_child[node], tree.right_child[node]}) {
+  for (size_t i = 0; i < queue.size() && !tree.nodes.empty(); ++i) {
+    const model::Node& node = tree.nodes[static_cast<size_t>(queue[i])];
+    if (IsNumerical(node) && wanted[static_cast<size_t>(node.feature)]) return node.feature;
+    for (int child : {node.left, node.right}) {
       if (child >= 0) queue.push_back(child);
     }
   }
   return -1;
 }
 
-// The tree's distinct numerical thresholds on feature f, ascending.
-std::vector<double> Thresholds(const Tree& tree, int f) {
+// The tree's distinct numerical thresholds on feature f, inclusive (decision.h), ascending.
+std::vector<double> Thresholds(const model::Tree& tree, int f) {
   std::vector<double> out;
-  for (size_t n = 0; n + 1 < static_cast<size_t>(tree.num_leaves); ++n) {
-    if (tree.split_feature[n] == f && IsNumerical(tree, n)) out.push_back(tree.threshold[n]);
+  for (const model::Node& node : tree.nodes) {
+    if (node.feature == f && IsNumerical(node)) out.push_back(model::InclusiveThreshold(node));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -45,8 +44,8 @@ std::vector<double> Thresholds(const Tree& tree, int f) {
 // The largest (upper) or smallest leaf a value of feature f in bin `bin` of the tree's own
 // thresholds can reach: (thresholds[bin-1], thresholds[bin]], above them all for the last bin,
 // any value for bin thresholds.size() + 1. Nodes on other features may go either way.
-double Reach(const Tree& tree, int f, const std::vector<double>& thresholds, size_t bin, bool upper) {
-  if (tree.num_leaves <= 1) return tree.leaf_value[0];
+double Reach(const model::Tree& tree, int f, const std::vector<double>& thresholds, size_t bin, bool upper) {
+  if (tree.nodes.empty()) return tree.leaf_value[0];
   double best = upper ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   const bool any = bin > thresholds.size();
   std::vector<int> stack = {0};
@@ -58,15 +57,15 @@ double Reach(const Tree& tree, int f, const std::vector<double>& thresholds, siz
       best = upper ? std::max(best, leaf) : std::min(best, leaf);
       continue;
     }
-    const auto n = static_cast<size_t>(node);
-    if (!any && tree.split_feature[n] == f && IsNumerical(tree, n)) {
+    const model::Node& at_node = tree.nodes[static_cast<size_t>(node)];
+    if (!any && at_node.feature == f && IsNumerical(at_node)) {
       // Every value of the bin is <= this threshold exactly when the bin's upper edge is.
-      const auto at = static_cast<size_t>(std::lower_bound(thresholds.begin(), thresholds.end(), tree.threshold[n]) -
-                                          thresholds.begin());
-      stack.push_back(at >= bin ? tree.left_child[n] : tree.right_child[n]);
+      const auto at = static_cast<size_t>(
+          std::lower_bound(thresholds.begin(), thresholds.end(), model::InclusiveThreshold(at_node)) - thresholds.begin());
+      stack.push_back(at >= bin ? at_node.left : at_node.right);
     } else {
-      stack.push_back(tree.left_child[n]);
-      stack.push_back(tree.right_child[n]);
+      stack.push_back(at_node.left);
+      stack.push_back(at_node.right);
     }
   }
   return best;
@@ -74,26 +73,28 @@ double Reach(const Tree& tree, int f, const std::vector<double>& thresholds, siz
 
 }  // namespace
 
-RestBounds::RestBounds(const std::vector<const Tree*>& trees, const std::vector<int>& stage_trees) {
+RestBounds::RestBounds(model::InputReading reading, const std::vector<const model::Tree*>& trees,
+                       const std::vector<int>& stage_trees)
+    : reading_(reading) {
   int num_features = 0;
-  for (const Tree* tree : trees) {
-    for (size_t n = 0; n + 1 < static_cast<size_t>(tree->num_leaves); ++n) num_features = std::max(num_features, tree->split_feature[n] + 1);
+  for (const model::Tree* tree : trees) {
+    for (const model::Node& node : tree->nodes) num_features = std::max(num_features, node.feature + 1);
   }
   // A feature can be conditioned on if its thresholds order (none is NaN) and fit 16-bit bins.
   std::vector<bool> usable(static_cast<size_t>(num_features), true);
   std::vector<size_t> splits(static_cast<size_t>(num_features), 0);
-  for (const Tree* tree : trees) {
-    for (size_t n = 0; n + 1 < static_cast<size_t>(tree->num_leaves); ++n) {
-      if (!IsNumerical(*tree, n)) continue;
-      const auto f = static_cast<size_t>(tree->split_feature[n]);
+  for (const model::Tree* tree : trees) {
+    for (const model::Node& node : tree->nodes) {
+      if (!IsNumerical(node)) continue;
+      const auto f = static_cast<size_t>(node.feature);
       ++splits[f];
-      if (std::isnan(tree->threshold[n])) usable[f] = false;
+      if (std::isnan(model::InclusiveThreshold(node))) usable[f] = false;
     }
   }
   for (size_t f = 0; f < usable.size(); ++f) usable[f] = usable[f] && splits[f] + 2 <= std::numeric_limits<uint16_t>::max();
   // The features most trees start with.
   std::vector<int> starts(static_cast<size_t>(num_features), 0);
-  for (const Tree* tree : trees) {
+  for (const model::Tree* tree : trees) {
     const int f = FirstNumericalFeature(*tree, usable);
     if (f >= 0) ++starts[static_cast<size_t>(f)];
   }
@@ -151,7 +152,7 @@ RestBounds::RestBounds(const std::vector<const Tree*>& trees, const std::vector<
       std::copy_n(c.lower.begin() + static_cast<std::ptrdiff_t>((s + 1) * c.bins()), c.bins(), c.lower.begin() + static_cast<std::ptrdiff_t>(s * c.bins()));
     }
     for (int i = 0; i < stage_trees[s]; ++i) {
-      const Tree& tree = *trees[--t];
+      const model::Tree& tree = *trees[--t];
       const auto [least, most] = std::minmax_element(tree.leaf_value.begin(), tree.leaf_value.end());
       any_upper_[s] += *most;
       any_lower_[s] += *least;
@@ -183,8 +184,9 @@ RestBounds::RestBounds(const std::vector<const Tree*>& trees, const std::vector<
 
 uint16_t RestBounds::Bin(size_t i, double value) const {
   const std::vector<double>& edges = conditioned_[i].edges;
-  // NaN, and values LightGBM reads as zero, may take a node's default way: the missing bin.
-  if (value != value || (value <= kZeroThreshold && value >= -kZeroThreshold)) return static_cast<uint16_t>(edges.size() + 1);
+  // A value a node might send its default way (not ordinary, as read) goes to the missing bin.
+  value = model::ReadInput(reading_, value);
+  if (!model::IsOrdinary(value)) return static_cast<uint16_t>(edges.size() + 1);
   // std::lower_bound without its branches, which rows' values mispredict half the time.
   const double* first = edges.data();
   size_t n = edges.size();

@@ -10,16 +10,16 @@
 // tree can reach from that bin is summed ahead of time, so a row's bound costs one lookup per
 // conditioned feature, not a walk of the trees.
 //
-// Exact: a bin holds only ordinary values (not NaN, not a value LightGBM reads as zero), for
-// which a numerical node goes left exactly when value <= threshold; the missing bin, for the
-// rest, allows every leaf. A bound here is a sum of leaf values in an order other than the
+// Exact: a bin holds only ordinary values (model/decision.h: not NaN, not zero as read), for
+// which a numerical node goes left exactly when value <= its inclusive threshold; the missing
+// bin, for the rest, allows every leaf. A bound here is a sum of leaf values in an order other than the
 // score's, so it is rounded too; the top-K selector widens it by the error bound.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "forest.h"
+#include "model/forest.h"
 
 namespace treescore {
 namespace engine {
@@ -27,8 +27,9 @@ namespace engine {
 class RestBounds {
  public:
   RestBounds() = default;
-  // A model's trees, in order, cut into stages of stage_trees[s] trees each.
-  RestBounds(const std::vector<const Tree*>& trees, const std::vector<int>& stage_trees);
+  // A model's trees, in order, cut into stages of stage_trees[s] trees each; its rows' values
+  // are read as `reading` says.
+  RestBounds(model::InputReading reading, const std::vector<const model::Tree*>& trees, const std::vector<int>& stage_trees);
 
   // The model features the bounds are conditioned on, and the bin of a row's value of the
   // i-th of them (what Upper and Lower take, one per conditioned feature).
@@ -55,6 +56,7 @@ class RestBounds {
   };
   double Bound(size_t s, const uint16_t* bins, bool upper) const;
 
+  model::InputReading reading_ = model::InputReading::kLightGbmZeroing;
   std::vector<int> features_;
   std::vector<Conditioned> conditioned_;
   // Per boundary: the sums over the remaining trees assigned to no feature (free_*), over all of

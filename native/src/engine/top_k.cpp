@@ -34,7 +34,7 @@ int DefaultTreesPerStage(int num_trees) { return std::max(10, (num_trees + 4) / 
 
 TopKSelector::Member::Member(TopKMember member, int trees_per_stage) : spec(std::move(member)) {
   if (spec.model == nullptr) throw std::invalid_argument("a top-K member has no model");
-  const Forest& forest = spec.model->forest();
+  const model::Forest& forest = spec.model->forest();
   if (forest.num_classes != 1) {
     throw std::invalid_argument("top-K selection needs models with one output per row, not " +
                                 std::to_string(forest.num_classes));
@@ -50,31 +50,28 @@ TopKSelector::Member::Member(TopKMember member, int trees_per_stage) : spec(std:
   spec.model->Range(spec.iterations, &first, &count);
   const int num_trees = count * forest.trees_per_iteration;
   const int per_stage = trees_per_stage > 0 ? trees_per_stage : DefaultTreesPerStage(num_trees);
-  const auto query_trees = forest.trees.begin() + first * forest.trees_per_iteration;  // the query's first tree
+  const size_t query_tree = static_cast<size_t>(first) * forest.trees_per_iteration;  // the query's first tree
   // Each stage is a forest of its own over a run of the trees, so that a stage evaluates only
   // its trees (QuickScorer otherwise evaluates every tree of a block at once). There is always
   // one stage, empty for an empty range.
   int begin = 0;
   do {
     const int end = std::min(num_trees, begin + per_stage);
-    Forest part;
-    part.num_features = forest.num_features;
-    part.trees.assign(query_trees + begin, query_trees + end);
-    stages.emplace_back(std::move(part), Layout::kAuto);
+    stages.emplace_back(forest.Slice(query_tree + static_cast<size_t>(begin), static_cast<size_t>(end - begin)), Layout::kAuto);
     stage_trees.push_back(end - begin);
     begin = end;
   } while (begin < num_trees);
-  std::vector<const Tree*> trees;
+  std::vector<const model::Tree*> trees;
   for (const ExactScorer& stage : stages) {
-    for (const Tree& tree : stage.forest().trees) trees.push_back(&tree);
+    for (const model::Tree& tree : stage.forest().trees) trees.push_back(&tree);
   }
-  rest = RestBounds(trees, stage_trees);
+  rest = RestBounds(forest.input_reading, trees, stage_trees);
   for (int f : rest.features()) bin_columns.push_back(spec.columns.empty() ? f : spec.columns[static_cast<size_t>(f)]);
 }
 
 bool TopKSelector::Member::EveryLeaf(bool (*holds)(double)) const {
   for (const ExactScorer& stage : stages) {
-    for (const Tree& tree : stage.forest().trees) {
+    for (const model::Tree& tree : stage.forest().trees) {
       if (!std::all_of(tree.leaf_value.begin(), tree.leaf_value.end(), holds)) return false;
     }
   }
@@ -127,7 +124,9 @@ TopKSelector::TopKSelector(std::vector<TopKMember> members, std::vector<TopKEnse
     boundable_ = boundable_ && member.EveryLeaf([](double v) { return std::isfinite(v); });
   }
   for (const bool upper : {true, false}) {
-    for (size_t m = 0; m < members_.size(); ++m) member_values_[m] = MemberBound(m, 0.0, 0, nullptr, upper);
+    for (size_t m = 0; m < members_.size(); ++m) {
+      member_values_[m] = MemberBound(m, members_[m].spec.model->forest().base_score, 0, nullptr, upper);
+    }
     Combined(upper ? 1 : -1, -1);
     for (const TopKEnsemble& ensemble : ensembles_) {
       for (const TopKEnsemble::Part& part : ensemble.parts) {
@@ -150,12 +149,10 @@ void TopKSelector::Schedule() {
     const int num_features = spec.model->forest().num_features;
     const auto column_of = [&](int f) { return spec.columns.empty() ? f : spec.columns[static_cast<size_t>(f)]; };
     for (const ExactScorer& stage : member.stages) {
-      for (const Tree& tree : stage.forest().trees) {
-        for (int n = 0; n + 1 < tree.num_leaves; ++n) {
-          const auto c = static_cast<size_t>(column_of(tree.split_feature[static_cast<size_t>(n)]));
-          if (c >= read.size()) read.resize(c + 1);
-          read[c] = true;
-        }
+      for (int f : stage.forest().features_read) {
+        const auto c = static_cast<size_t>(column_of(f));
+        if (c >= read.size()) read.resize(c + 1);
+        read[c] = true;
       }
     }
     for (int f = 0; f < num_features; ++f) needed_columns_ = std::max(needed_columns_, column_of(f) + 1);
@@ -439,7 +436,9 @@ int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, do
   if (routed_ && routes == nullptr && n > 0) throw std::invalid_argument("route indices missing");
   routes_ = routes;
   std::vector<Candidate> candidates(static_cast<size_t>(n));
-  sums_.assign(static_cast<size_t>(n) * members_.size(), 0.0);
+  // Each member's running sum starts where its forest's sums start (ExactScorer::AddRaw continues them).
+  sums_.resize(static_cast<size_t>(n) * members_.size());
+  for (size_t i = 0; i < sums_.size(); ++i) sums_[i] = members_[i % members_.size()].spec.model->forest().base_score;
   bins_.resize(std::max<size_t>(1, static_cast<size_t>(n) * bins_per_row_));
   binned_.assign(static_cast<size_t>(n), 0);
   for (int32_t r = 0; r < n; ++r) {
