@@ -66,6 +66,8 @@ def lineProject(spark: SparkLine): Project = {
       // Spark (and what Spark ships, such as Jackson's YAML reader) is provided by the cluster.
       Compile / unmanagedJars ++= sparkJars.value.classpath,
       libraryDependencies += "org.scalatest" %% "scalatest" % "3.2.19" % Test,
+      // The wire codes shared with native code and Python, generated from their one definition.
+      Compile / sourceGenerators += Def.task { WireCodes.generate((Compile / sourceManaged).value) }.taskValue,
       // The native libraries, copied under this line's managed resources so the jar keeps their
       // treescore/native/<os>/<arch>/ paths. sbt only packages them: build/natives.py builds them.
       Compile / resourceGenerators += Def.task {

@@ -1,14 +1,21 @@
 """The built wheel, installed into a fresh virtual environment, scores from outside the source tree."""
 import subprocess
 import textwrap
+from pathlib import Path
 
 import pytest
 
 SCRIPT = textwrap.dedent("""
+    import sys
+    from importlib import resources
     import lightgbm as lgb, numpy as np, treescore
     from pyspark.sql import SparkSession
 
     assert "/site-packages/treescore/" in treescore.__file__, treescore.__file__
+    # The wire codes' one definition travels in the wheel, as the repository has it.
+    carried = resources.files("treescore").joinpath("wire_codes.txt").read_text(encoding="utf-8")
+    assert carried == open(sys.argv[1], encoding="utf-8").read(), "the wheel's wire codes differ from wire/codes.txt"
+    assert "median" in treescore.wire.COMBINE_RULES and "contrib" in treescore.wire.PREDICT_KINDS
     rng = np.random.default_rng(0)
     x = rng.normal(size=(20000, 4))
     x[rng.random(x.shape) < 0.05] = np.nan
@@ -32,7 +39,8 @@ def test_wheel_scores_in_a_fresh_virtualenv(tmp_path, wheel_venv):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "job.py").write_text(SCRIPT)
-    done = subprocess.run([wheel_venv.python, "job.py"], cwd=outside, capture_output=True, text=True, timeout=600,
+    codes = Path(__file__).resolve().parents[1] / "wire" / "codes.txt"
+    done = subprocess.run([wheel_venv.python, "job.py", str(codes)], cwd=outside, capture_output=True, text=True, timeout=600,
                           env=wheel_venv.env())
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WHEEL-OK" in done.stdout

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "../src/booster.h"
-#include "../src/engine/engine_predictor.h"
+#include "../src/engine_predictor.h"
 #include "../src/engine/top_k.h"
 #include "../src/program.h"
 #include "../src/program_top_k.h"
@@ -57,7 +57,7 @@ std::vector<T> CopyArray(JNIEnv* env, JArray array, void (JNIEnv::*get)(JArray, 
 }
 
 PredictKind ToKind(jint kind) {
-  if (kind < 0 || kind > static_cast<jint>(PredictKind::kContrib)) {
+  if (kind < 0 || kind > wire::kPredictKindLast) {
     throw std::invalid_argument("unknown prediction kind " + std::to_string(kind));
   }
   return static_cast<PredictKind>(kind);
@@ -70,10 +70,10 @@ jlong LoadModel(JNIEnv* env, jclass, jbyteArray model_text, jint engine) {
     std::string text(static_cast<size_t>(length), '\0');
     env->GetByteArrayRegion(model_text, 0, length, reinterpret_cast<jbyte*>(text.data()));
     std::shared_ptr<Predictor> model;
-    switch (static_cast<EngineKind>(engine)) {
-      case EngineKind::kLightGbm: model = std::make_shared<Booster>(Booster::FromModelText(text)); break;
-      case EngineKind::kTreescore:
-        model = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text));
+    switch (static_cast<Engine>(engine)) {
+      case Engine::kLightGbm: model = std::make_shared<Booster>(Booster::FromModelText(text)); break;
+      case Engine::kTreescore:
+        model = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text));
         break;
       default: throw std::invalid_argument("unknown engine code " + std::to_string(engine));
     }
@@ -177,7 +177,7 @@ jlong EvaluateProgram(JNIEnv* env, jclass, jlong handle, jlong columns_address, 
 jlong OpenTopK(JNIEnv* env, jclass, jlong model_handle, jint kind, jint start_iteration, jint num_iterations, jint k,
               jboolean descending) {
   return Guarded<jlong>(env, 0, [&] {
-    auto model = std::dynamic_pointer_cast<const engine::EnginePredictor>(Models().Get(model_handle));
+    auto model = std::dynamic_pointer_cast<const EnginePredictor>(Models().Get(model_handle));
     if (model == nullptr) throw std::invalid_argument("top-K selection needs a model loaded into treescore's engine");
     const PredictKind predict_kind = ToKind(kind);
     if (predict_kind != PredictKind::kPrediction && predict_kind != PredictKind::kRaw) {
@@ -186,7 +186,7 @@ jlong OpenTopK(JNIEnv* env, jclass, jlong model_handle, jint kind, jint start_it
     engine::TopKMember member;
     member.model = &model->scorer();
     member.raw = predict_kind == PredictKind::kRaw;
-    member.iterations = engine::Iterations{start_iteration, num_iterations};
+    member.iterations = IterationRange{start_iteration, num_iterations};
     engine::TopKSelector selector(std::move(member), engine::TopKQuery{k, descending != JNI_FALSE});
     auto scan = std::shared_ptr<TopKScan>(new TopKScan{model, std::move(selector), {}});
     return static_cast<jlong>(TopKScans().Add(std::move(scan)));

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../src/booster.h"
-#include "../src/engine/engine_predictor.h"
+#include "../src/engine_predictor.h"
 #include "../src/lightgbm_error.h"
 
 namespace py = pybind11;
@@ -99,7 +99,7 @@ PYBIND11_MODULE(treescore_native, m) {
            "returns shape (rows, points, outputs per row).");
 
   // std::invalid_argument (a model the engine cannot read or evaluate) becomes ValueError.
-  using treescore::engine::EnginePredictor;
+  using treescore::EnginePredictor;
   py::class_<EnginePredictor>(m, "ExactScorer")
       .def(py::init([](const std::string& text, const std::string& layout) {
              using treescore::engine::Layout;

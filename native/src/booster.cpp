@@ -8,6 +8,17 @@
 
 #include "lightgbm_error.h"
 
+namespace {
+
+// A kind's code is passed to LightGBM as its C API's predict type.
+using treescore::PredictKind;
+static_assert(static_cast<int>(PredictKind::kPrediction) == C_API_PREDICT_NORMAL, "wire/codes.txt: PredictKind");
+static_assert(static_cast<int>(PredictKind::kRaw) == C_API_PREDICT_RAW_SCORE, "wire/codes.txt: PredictKind");
+static_assert(static_cast<int>(PredictKind::kLeaf) == C_API_PREDICT_LEAF_INDEX, "wire/codes.txt: PredictKind");
+static_assert(static_cast<int>(PredictKind::kContrib) == C_API_PREDICT_CONTRIB, "wire/codes.txt: PredictKind");
+
+}  // namespace
+
 namespace treescore {
 
 Booster Booster::FromModelText(const std::string& model_text) {

@@ -26,7 +26,7 @@ class Booster final : public Predictor {
 
   int num_features() const override { return num_features_; }
   int num_classes() const override { return num_classes_; }
-  EngineKind engine() const override { return EngineKind::kLightGbm; }
+  Engine engine() const override { return Engine::kLightGbm; }
 
   // How many doubles Predict writes per row for this kind and range.
   int64_t OutputsPerRow(PredictKind kind, IterationRange range) const override;

@@ -34,11 +34,11 @@ double CombineRow(Combine combine, const std::vector<double>& weighted, double w
 
 double ApplyTransform(double value, const Transform& t) {
   switch (t.type) {
-    case Transform::Type::kIdentity: return value;
-    case Transform::Type::kExp: return std::exp(value);
-    case Transform::Type::kExpm1: return std::expm1(value);
-    case Transform::Type::kSigmoid: return 1.0 / (1.0 + std::exp(-value));
-    case Transform::Type::kClip: return std::min(std::max(value, t.lo), t.hi);
+    case EnsembleTransform::kIdentity: return value;
+    case EnsembleTransform::kExp: return std::exp(value);
+    case EnsembleTransform::kExpm1: return std::expm1(value);
+    case EnsembleTransform::kSigmoid: return 1.0 / (1.0 + std::exp(-value));
+    case EnsembleTransform::kClip: return std::min(std::max(value, t.lo), t.hi);
   }
   throw std::logic_error("unknown transform");
 }
@@ -49,7 +49,7 @@ double ApplyTransforms(double value, const std::vector<Transform>& transforms) {
 }
 
 bool ExactlyMonotone(const Transform& transform) {
-  return transform.type == Transform::Type::kIdentity || transform.type == Transform::Type::kClip;
+  return transform.type == EnsembleTransform::kIdentity || transform.type == EnsembleTransform::kClip;
 }
 
 }  // namespace treescore

@@ -6,14 +6,16 @@
 
 #include <vector>
 
+#include "wire_codes.h"
+
 namespace treescore {
 
-enum class Combine : int { kMean = 0, kSum = 1, kMin = 2, kMax = 3, kMedian = 4 };
+using wire::Combine;
+using wire::EnsembleTransform;
 
 // Output transforms, applied in order after combining: e.g. expm1 then clip(0, +inf).
 struct Transform {
-  enum class Type : int { kIdentity = 0, kExp = 1, kExpm1 = 2, kSigmoid = 3, kClip = 4 };
-  Type type = Type::kIdentity;
+  EnsembleTransform type = EnsembleTransform::kIdentity;
   double lo = 0;  // clip bounds; NaN-free, lo <= hi
   double hi = 0;
 };

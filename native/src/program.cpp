@@ -446,8 +446,8 @@ Program DecodeProgram(const std::vector<int64_t>& code, const std::vector<double
   std::vector<ProgramNode> nodes;
   for (int64_t n = 0; n < num_nodes; ++n) {
     const int64_t earlier = n - 1;  // members must be earlier nodes: no cycles
-    switch (in.Next("node type", 0, 3)) {
-      case 0: {
+    switch (static_cast<wire::ProgramNode>(in.Next("node type", 0, wire::kProgramNodeLast))) {
+      case wire::ProgramNode::kModel: {
         ModelNode node;
         const int64_t slot = in.Next("model slot", 0, static_cast<int64_t>(models.size()) - 1);
         node.model = models[slot];
@@ -465,14 +465,14 @@ Program DecodeProgram(const std::vector<int64_t>& code, const std::vector<double
         nodes.emplace_back(std::move(node));
         break;
       }
-      case 1: {
+      case wire::ProgramNode::kEnsemble: {
         EnsembleNode node;
-        node.combine = static_cast<Combine>(in.Next("combine rule", 0, 4));
+        node.combine = static_cast<Combine>(in.Next("combine rule", 0, wire::kCombineLast));
         const int64_t members = in.Next("member count", 1, kMaxCount);
         for (int64_t m = 0; m < members; ++m) node.members.push_back(static_cast<int>(in.Next("member", 0, earlier)));
         const int64_t transforms = in.Next("transform count", 0, kMaxCount);
         for (int64_t t = 0; t < transforms; ++t) {
-          node.transforms.push_back({static_cast<Transform::Type>(in.Next("transform", 0, 4)), 0, 0});
+          node.transforms.push_back({static_cast<EnsembleTransform>(in.Next("transform", 0, wire::kEnsembleTransformLast)), 0, 0});
         }
         for (int64_t m = 0; m < members; ++m) node.weights.push_back(in.Constant("weight"));
         for (Transform& t : node.transforms) {
@@ -482,7 +482,7 @@ Program DecodeProgram(const std::vector<int64_t>& code, const std::vector<double
         nodes.emplace_back(std::move(node));
         break;
       }
-      case 2: {
+      case wire::ProgramNode::kRoute: {
         RouteNode node;
         node.slot = static_cast<int>(in.Next("route slot", 0, num_slots - 1));
         const int64_t routes = in.Next("route count", 0, kMaxCount);
@@ -490,7 +490,7 @@ Program DecodeProgram(const std::vector<int64_t>& code, const std::vector<double
         nodes.emplace_back(std::move(node));
         break;
       }
-      default: {
+      case wire::ProgramNode::kCascade: {
         CascadeNode node;
         node.first = static_cast<int>(in.Next("cascade first stage", 0, earlier));
         node.full = static_cast<int>(in.Next("cascade second stage", 0, earlier));

@@ -63,7 +63,7 @@ class Program {
   // row's what-if grid (one point per row without a grid): `input` holds at least the rows /
   // grid.points base rows, one column per input (any FeatureBatch layout; a model reads its
   // columns in place), and grid.varying lists the inputs whose value
-  // each point reads from grid.values instead (GridPoints, predictor.h, with inputs for
+  // each point reads from grid.values instead (GridPoints, rows/feature_batch.h, with inputs for
   // features). route_index holds rows x num_route_slots int32 values (may be null when there
   // are no routes). monotone (+1 increasing, -1 decreasing, 0 none) applies a running max or
   // min along each run of `run` consecutive points, which divides grid.points.

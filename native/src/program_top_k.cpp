@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "engine/engine_predictor.h"
+#include "engine_predictor.h"
 
 namespace treescore {
 namespace {
@@ -58,7 +58,7 @@ class SelectorSpec {
  private:
   size_t MemberIndex(int index, const ModelNode& node, size_t position) {
     if (const auto found = member_of_node_.find(index); found != member_of_node_.end()) return found->second;
-    const auto* engine_model = dynamic_cast<const engine::EnginePredictor*>(node.model.get());
+    const auto* engine_model = dynamic_cast<const EnginePredictor*>(node.model.get());
     if (engine_model == nullptr) {
       throw std::invalid_argument("top-K selection needs every member on treescore's engine; member " +
                                   std::to_string(position) + " is not");

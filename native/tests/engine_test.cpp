@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../src/booster.h"
-#include "../src/engine/engine_predictor.h"
+#include "../src/engine_predictor.h"
 #include "../src/engine/exact_scorer.h"
 #include "../src/lightgbm_error.h"
 #include "../src/model/decision.h"
@@ -74,7 +74,7 @@ TEST_P(EngineTest, EqualsLightGbmBitForBitInBothLayouts) {
   for (Layout layout : {Layout::kNodeWalk, Layout::kQuickScorer}) {
     const ExactScorer scorer(model::ReadLightGbmText(text), layout);
     std::vector<double> got(expected.size());
-    scorer.Predict(RowMajor(rows.data(), static_cast<int32_t>(expected.size()), kCols).batch(), Iterations{}, got.data());
+    scorer.Predict(RowMajor(rows.data(), static_cast<int32_t>(expected.size()), kCols).batch(), IterationRange{}, got.data());
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(0, std::memcmp(&got[i], &expected[i], sizeof(double)))
           << scorer.layout_name() << " row " << i << ": " << got[i] << " != " << expected[i];
@@ -268,7 +268,7 @@ TEST(EnginePredictorTest, EveryBatchLayoutGivesTheBitsOfRowMajorRows) {
       lightgbm.Predict(row_major.batch(), kind, {}, 1, expected.data(), size);
       for (const FeatureBatch& batch : layouts) {
         for (int threads : {1, 3}) {
-          if (model->engine() == EngineKind::kLightGbm && threads > 1) continue;  // LightGBM's threads are process-wide
+          if (model->engine() == Engine::kLightGbm && threads > 1) continue;  // LightGBM's threads are process-wide
           std::vector<double> got(expected.size());
           model->Predict(batch, kind, {}, threads, got.data(), size);
           ASSERT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(double)))

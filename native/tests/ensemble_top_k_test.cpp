@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "../src/booster.h"
-#include "../src/engine/engine_predictor.h"
+#include "../src/engine_predictor.h"
 #include "../src/program.h"
 #include "../src/program_top_k.h"
 #include "lightgbm_training.h"
@@ -67,7 +67,7 @@ struct Members {
   std::vector<std::shared_ptr<const Predictor>> models;
   Members() {
     for (const auto& [objective, seed] : {std::pair<std::string, unsigned>{"regression", 1}, {"binary", 2}, {"poisson", 3}}) {
-      models.push_back(std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(Train(objective, seed))));
+      models.push_back(std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(Train(objective, seed))));
     }
   }
 };
@@ -165,10 +165,10 @@ TEST_P(EnsembleTopKTest, KeepsEveryRowOfEachGroupsTopKWithTheProgramsBits) {
   ExpectEachGroupsTopK(Ensemble(TrainedMembers().models, weights, combine, transforms), k, descending, num_groups);
 }
 
-const Transform kExpm1{Transform::Type::kExpm1, 0, 0};
-const Transform kExp{Transform::Type::kExp, 0, 0};
-const Transform kSigmoid{Transform::Type::kSigmoid, 0, 0};
-const Transform kClip{Transform::Type::kClip, 0.2, 0.8};
+const Transform kExpm1{EnsembleTransform::kExpm1, 0, 0};
+const Transform kExp{EnsembleTransform::kExp, 0, 0};
+const Transform kSigmoid{EnsembleTransform::kSigmoid, 0, 0};
+const Transform kClip{EnsembleTransform::kClip, 0.2, 0.8};
 const std::vector<double> kWeights{0.5, 0.3, 0.2};
 
 INSTANTIATE_TEST_SUITE_P(

@@ -180,7 +180,7 @@ TEST(EngineOnAnyForest, StrictComparisonsAndBaseScoreInEveryLayout) {
         if (layout == engine::Layout::kQuickScorer && !engine::QuickScorer::Fits(forest)) continue;
         const engine::ExactScorer scorer(forest, layout);
         std::vector<double> out(values.size());
-        scorer.PredictRaw(rows.batch(), engine::Iterations{}, out.data());
+        scorer.PredictRaw(rows.batch(), IterationRange{}, out.data());
         for (size_t i = 0; i < values.size(); ++i) {
           const double read = ReadInput(forest.input_reading, values[i]);
           const double expected = 0.25 + (GoesLeft(tree, node, read) ? 10.0 : 20.0);

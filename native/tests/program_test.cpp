@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../src/booster.h"
-#include "../src/engine/engine_predictor.h"
+#include "../src/engine_predictor.h"
 #include "../src/lightgbm_error.h"
 #include "../src/program.h"
 
@@ -277,8 +277,8 @@ TEST_F(ProgramGrids, MonotoneCurvesTakeRunningMaximaAlongEachRun) {
 // Ensembles, routes and cascades inside a grid, on both engines: whole grids are shared, a
 // cascade's escalated points are scored alone, and every point has the bits of its own row.
 TEST_F(ProgramGrids, EveryPointHasTheBitsOfItsOwnRow) {
-  const auto engine_a = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_a_));
-  const auto engine_b = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_b_));
+  const auto engine_a = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text_a_));
+  const auto engine_b = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text_b_));
   std::vector<int32_t> route(kRows);
   for (int e = 0; e < kRows; ++e) route[e] = (e / kPoints) % 3 == 2 ? -1 : (e / kPoints) % 3;
   for (const auto& models : {std::vector<std::shared_ptr<const Predictor>>{a_, b_},
@@ -297,8 +297,8 @@ TEST_F(Programs, EngineMembersGiveTheBitsOfLightGbmMembers) {
   // The weighted-mean program of the first test, its models loaded into treescore's engine.
   const std::vector<int64_t> code = {kCols, 0, 3, 0, 0, 0, 3, 0, 1, 2, 0, 1, 0, 3, 0, 1, 2, 1, 0, 2, 0, 1, 0};
   const std::vector<double> constants = {0.7, 0.3};
-  const auto engine_a = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_a_));
-  const auto engine_b = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_b_));
+  const auto engine_a = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text_a_));
+  const auto engine_b = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text_b_));
   std::vector<double> expected(kRows), got(kRows);
   DecodeProgram(code, constants, {a_, b_}).Evaluate(Input(), kRows, nullptr, 1, kNoGrid, 0, 1, expected.data());
   DecodeProgram(code, constants, {engine_a, engine_b}).Evaluate(Input(), kRows, nullptr, 2, kNoGrid, 0, 1, got.data());
@@ -317,8 +317,8 @@ TEST_F(ProgramGrids, FeatureMajorInputGivesTheBitsOfRowMajorInput) {
   const FeatureBatch feature_major{pointers.data(), 1, 0, kRows, kCols};
   std::vector<int32_t> route(kRows);
   for (int e = 0; e < kRows; ++e) route[e] = e % 3 == 2 ? -1 : e % 3;
-  const auto engine_a = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_a_));
-  const auto engine_b = std::make_shared<engine::EnginePredictor>(engine::EnginePredictor::FromModelText(text_b_));
+  const auto engine_a = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text_a_));
+  const auto engine_b = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text_b_));
   for (const auto& models : {std::vector<std::shared_ptr<const Predictor>>{a_, b_},
                              std::vector<std::shared_ptr<const Predictor>>{engine_a, engine_b}}) {
     const Program program = DecodeProgram(kNested, kNestedConstants, models);

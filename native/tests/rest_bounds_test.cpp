@@ -107,7 +107,7 @@ TEST(RestBounds, HoldEveryRowsRemainingLeavesAndTightenTheirBound) {
     const RowMajor matrix(x.data(), n, kCols);
     std::vector<std::vector<double>> leaf(trees.size(), std::vector<double>(n, 0.0));
     for (size_t t = 0; t < trees.size(); ++t) {
-      ExactScorer(forest.Slice(t, 1), Layout::kAuto).AddRaw(matrix.batch(), nullptr, n, Iterations{}, leaf[t].data());
+      ExactScorer(forest.Slice(t, 1), Layout::kAuto).AddRaw(matrix.batch(), nullptr, n, IterationRange{}, leaf[t].data());
     }
     double plain = 0, binned = 0;
     for (int r = 0; r < n; ++r) {
@@ -136,8 +136,8 @@ TEST(RestBounds, NeverDropARowAtABarOfItsOwnScore) {
     const RowMajor matrix(x.data(), n, kCols);
     for (bool raw : {true, false}) {
       std::vector<double> full(static_cast<size_t>(n));
-      if (raw) model.PredictRaw(matrix.batch(), Iterations{}, full.data());
-      else model.Predict(matrix.batch(), Iterations{}, full.data());
+      if (raw) model.PredictRaw(matrix.batch(), IterationRange{}, full.data());
+      else model.Predict(matrix.batch(), IterationRange{}, full.data());
       for (bool descending : {true, false}) {
         TopKMember member{&model};
         member.raw = raw;

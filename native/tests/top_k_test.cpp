@@ -79,8 +79,8 @@ TEST_P(TopKTest, KeepsEveryRowOfEachGroupsTopKWithItsExactScore) {
   const RowMajor matrix(rows.data(), n, kCols);
   const FeatureBatch& all = matrix.batch();
   std::vector<double> full(static_cast<size_t>(n));
-  if (raw) model.PredictRaw(all, Iterations{}, full.data());
-  else model.Predict(all, Iterations{}, full.data());
+  if (raw) model.PredictRaw(all, IterationRange{}, full.data());
+  else model.Predict(all, IterationRange{}, full.data());
 
   std::vector<int32_t> kept(static_cast<size_t>(n));
   std::vector<double> scores(static_cast<size_t>(n));
@@ -139,7 +139,7 @@ TEST(TopKSelection, KeepsEveryRowThatTiesWithTheKth) {
   // 40 distinct rows, then 2000 copies of one of the best: the copies tie, so all are kept.
   std::vector<double> rows = Rows(40, 23);
   std::vector<double> scores(40);
-  model.Predict(RowMajor(rows.data(), 40, kCols).batch(), Iterations{}, scores.data());
+  model.Predict(RowMajor(rows.data(), 40, kCols).batch(), IterationRange{}, scores.data());
   const size_t best = static_cast<size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
   for (int copy = 0; copy < 2000; ++copy) rows.insert(rows.end(), rows.begin() + best * kCols, rows.begin() + (best + 1) * kCols);
   const int n = static_cast<int>(rows.size() / kCols);
@@ -160,7 +160,7 @@ TEST(TopKSelection, DropsRowsBelowAFloorAndKeepsTheTopAboveIt) {
   const std::vector<double> rows = Rows(n, 31);
   const RowMajor matrix(rows.data(), n, kCols);
   std::vector<double> full(static_cast<size_t>(n));
-  model.Predict(matrix.batch(), Iterations{}, full.data());
+  model.Predict(matrix.batch(), IterationRange{}, full.data());
   std::vector<double> sorted = full;
   std::sort(sorted.begin(), sorted.end(), std::greater<double>());
   // Another partition kept rows reaching the 50th best score: a floor for this one.
@@ -190,7 +190,7 @@ TEST(TopKSelection, ScoresAndKeepsEveryRowOfAModelWithANanLeaf) {
   const std::vector<double> rows = Rows(n, 37);
   const RowMajor matrix(rows.data(), n, kCols);
   std::vector<double> full(static_cast<size_t>(n));
-  model.Predict(matrix.batch(), Iterations{}, full.data());
+  model.Predict(matrix.batch(), IterationRange{}, full.data());
   test_checks::ExpectEveryRowKeptWithItsScore(&selector, matrix.batch(), full);
 }
 

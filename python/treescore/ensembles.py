@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Union
 
 from pyspark.sql import Column
 
-from treescore import cascade_fit
+from treescore import cascade_fit, wire
 from treescore._connect import active_connect_session
 from treescore._jvm import active_jvm
 from treescore.errors import jvm_errors
@@ -24,8 +24,8 @@ from treescore.functions import score
 from treescore.model import Model
 from treescore.scorable import Scorable
 
-COMBINE_RULES = ("mean", "sum", "min", "max", "median")
-TRANSFORMS = ("identity", "exp", "expm1", "sigmoid", "clip")
+COMBINE_RULES = wire.COMBINE_RULES
+TRANSFORMS = wire.ENSEMBLE_TRANSFORMS
 
 
 def _node_of(item: Union[Model, "Member", Scorable], models: Dict[str, Model]) -> dict:

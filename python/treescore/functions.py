@@ -5,7 +5,7 @@ from typing import Optional, Union
 
 from pyspark.sql import Column, SparkSession
 
-from treescore import _connect
+from treescore import _connect, wire
 from treescore._jvm import active_jvm, java_column_seq
 from treescore.errors import jvm_errors
 from treescore.model import Model
@@ -14,7 +14,7 @@ from treescore.scorable import Scorable
 
 ColumnOrName = Union[Column, str]
 
-KINDS = ("prediction", "raw", "leaf", "contrib")
+KINDS = wire.PREDICT_KINDS
 
 _warned = weakref.WeakSet()  # the sessions already told that they score one row at a time
 

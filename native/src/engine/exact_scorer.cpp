@@ -88,7 +88,7 @@ void ExactScorer::ReadBlock(model::InputReading reading, const FeatureBatch& row
 
 template <typename Visit>
 void ExactScorer::ForEachBlock(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows,
-                               Iterations iterations, Visit visit) const {
+                               IterationRange iterations, Visit visit) const {
   if (rows.num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
   int first = 0, count = 0;
   Range(iterations, &first, &count);
@@ -110,20 +110,20 @@ void ExactScorer::ForEachBlock(const FeatureBatch& rows, const int32_t* picked, 
   }
 }
 
-void ExactScorer::Range(Iterations iterations, int* first, int* count) const {
+void ExactScorer::Range(IterationRange iterations, int* first, int* count) const {
   const int total = forest_->num_iterations();
-  *first = std::min(std::max(iterations.start, 0), total);
+  *first = std::min(std::max(iterations.start_iteration, 0), total);
   const int remaining = total - *first;
-  *count = (iterations.count <= 0 || iterations.count > remaining) ? remaining : iterations.count;
+  *count = (iterations.num_iterations <= 0 || iterations.num_iterations > remaining) ? remaining : iterations.num_iterations;
 }
 
-bool ExactScorer::IsWhole(Iterations iterations) const {
+bool ExactScorer::IsWhole(IterationRange iterations) const {
   int first = 0, count = 0;
   Range(iterations, &first, &count);
   return first == 0 && count == forest_->num_iterations();
 }
 
-ExactScorer ExactScorer::Slice(Iterations iterations) const {
+ExactScorer ExactScorer::Slice(IterationRange iterations) const {
   int first = 0, count = 0;
   Range(iterations, &first, &count);
   const size_t per_iteration = static_cast<size_t>(forest_->trees_per_iteration);
@@ -131,24 +131,24 @@ ExactScorer ExactScorer::Slice(Iterations iterations) const {
                      layout_);
 }
 
-int64_t ExactScorer::LeafOutputsPerRow(Iterations iterations) const {
+int64_t ExactScorer::LeafOutputsPerRow(IterationRange iterations) const {
   int first = 0, count = 0;
   Range(iterations, &first, &count);
   return static_cast<int64_t>(count) * forest_->trees_per_iteration;
 }
 
-void ExactScorer::PredictRaw(const FeatureBatch& rows, Iterations iterations, double* out) const {
+void ExactScorer::PredictRaw(const FeatureBatch& rows, IterationRange iterations, double* out) const {
   SumRaw(rows, nullptr, rows.num_rows, iterations, false, out);
 }
 
-void ExactScorer::AddRaw(const FeatureBatch& rows, const int32_t* picked, int32_t count, Iterations iterations,
+void ExactScorer::AddRaw(const FeatureBatch& rows, const int32_t* picked, int32_t count, IterationRange iterations,
                          double* sums) const {
   if (forest_->num_classes != 1) throw std::invalid_argument("AddRaw needs a single-class model");
   if (picked == nullptr && count != rows.num_rows) throw std::invalid_argument("AddRaw of every row needs their count");
   SumRaw(rows, picked, count, iterations, true, sums);
 }
 
-void ExactScorer::SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, Iterations iterations,
+void ExactScorer::SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, IterationRange iterations,
                          bool from_out, double* out) const {
   const int per_iteration = forest_->trees_per_iteration;
   const int classes = forest_->num_classes;
@@ -201,12 +201,12 @@ void ExactScorer::ApplyOutputTransform(double* scores) const {
   }
 }
 
-void ExactScorer::Predict(const FeatureBatch& rows, Iterations iterations, double* out) const {
+void ExactScorer::Predict(const FeatureBatch& rows, IterationRange iterations, double* out) const {
   PredictRaw(rows, iterations, out);
   FinishPredictions(out, rows.num_rows, iterations);
 }
 
-void ExactScorer::FinishPredictions(double* out, int64_t num_rows, Iterations iterations) const {
+void ExactScorer::FinishPredictions(double* out, int64_t num_rows, IterationRange iterations) const {
   int first = 0, count = 0;
   Range(iterations, &first, &count);
   const int classes = forest_->num_classes;
@@ -221,7 +221,7 @@ void ExactScorer::FinishPredictions(double* out, int64_t num_rows, Iterations it
   }
 }
 
-void ExactScorer::PredictLeaf(const FeatureBatch& rows, Iterations iterations, double* out) const {
+void ExactScorer::PredictLeaf(const FeatureBatch& rows, IterationRange iterations, double* out) const {
   const int64_t per_row = LeafOutputsPerRow(iterations);
   ForEachBlock(rows, nullptr, rows.num_rows, iterations, [&](int64_t r0, int n, int, const auto& leaves) {
     for (int r = 0; r < n; ++r) {
@@ -230,7 +230,7 @@ void ExactScorer::PredictLeaf(const FeatureBatch& rows, Iterations iterations, d
   });
 }
 
-void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& grid, Iterations iterations,
+void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& grid, IterationRange iterations,
                                  double* out) const {
   const int num_cols = rows.num_cols;
   if (num_cols < forest_->num_features) throw std::invalid_argument("rows have fewer columns than the model's features");
@@ -320,7 +320,7 @@ void ExactScorer::SumBlock(const double* values, int n, int count, double* out, 
   }
 }
 
-void ExactScorer::PredictGrid(const FeatureBatch& rows, const GridPoints& grid, Iterations iterations,
+void ExactScorer::PredictGrid(const FeatureBatch& rows, const GridPoints& grid, IterationRange iterations,
                               double* out) const {
   PredictGridRaw(rows, grid, iterations, out);
   FinishPredictions(out, static_cast<int64_t>(rows.num_rows) * grid.points, iterations);

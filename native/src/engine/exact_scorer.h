@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "../predictor.h"
+#include "rows/feature_batch.h"
 #include "block.h"
 #include "model/forest.h"
 #include "node_walker.h"
@@ -18,10 +18,7 @@
 namespace treescore {
 namespace engine {
 
-struct Iterations {
-  int start = 0;
-  int count = -1;  // <= 0: every iteration from start on
-};
+using model::IterationRange;
 
 // How the trees are evaluated; every layout gives the same bits.
 enum class Layout {
@@ -40,45 +37,45 @@ class ExactScorer {
 
   // Doubles written per row: num_classes for raw and prediction, one leaf index per used tree for leaf.
   int64_t RawOutputsPerRow() const { return forest_->num_classes; }
-  int64_t LeafOutputsPerRow(Iterations iterations) const;
+  int64_t LeafOutputsPerRow(IterationRange iterations) const;
 
-  // rows: any FeatureBatch layout (predictor.h); NaN is missing. out: num_rows x outputs.
-  void PredictRaw(const FeatureBatch& rows, Iterations iterations, double* out) const;
-  void Predict(const FeatureBatch& rows, Iterations iterations, double* out) const;
-  void PredictLeaf(const FeatureBatch& rows, Iterations iterations, double* out) const;
+  // rows: any FeatureBatch layout (rows/feature_batch.h); NaN is missing. out: num_rows x outputs.
+  void PredictRaw(const FeatureBatch& rows, IterationRange iterations, double* out) const;
+  void Predict(const FeatureBatch& rows, IterationRange iterations, double* out) const;
+  void PredictLeaf(const FeatureBatch& rows, IterationRange iterations, double* out) const;
 
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
-  void Range(Iterations iterations, int* first, int* count) const;
+  void Range(IterationRange iterations, int* first, int* count) const;
   // Whether a request's iterations are every iteration of the forest.
-  bool IsWhole(Iterations iterations) const;
+  bool IsWhole(IterationRange iterations) const;
   // A scorer over the iterations' trees alone, in the same layout: its whole forest gives the
   // bits this one gives for the range (the same trees, summed in the same order), without
   // evaluating the trees outside it, which QuickScorer otherwise does for a block at once.
-  ExactScorer Slice(Iterations iterations) const;
+  ExactScorer Slice(IterationRange iterations) const;
 
   // For a single-class model: adds the iterations' leaf values to the running sums of the
   // batch's rows picked[0], ..., picked[count - 1] (every row in order where picked is null),
   // sums[i] being picked row i's, continuing its left fold: scoring trees [0, a) and then
   // [a, b) this way gives the bits PredictRaw gives for [0, b). Top-K selection scores its
   // stages so, reading only the rows still in the running.
-  void AddRaw(const FeatureBatch& rows, const int32_t* picked, int32_t count, Iterations iterations, double* sums) const;
+  void AddRaw(const FeatureBatch& rows, const int32_t* picked, int32_t count, IterationRange iterations, double* sums) const;
 
   // Turns num_rows rows of raw scores into predictions for the given iterations: averages
   // (random forests), then transforms, as Predict does after summing.
-  void FinishPredictions(double* out, int64_t num_rows, Iterations iterations) const;
+  void FinishPredictions(double* out, int64_t num_rows, IterationRange iterations) const;
 
-  // A what-if grid (GridPoints, predictor.h) over the batch's base rows: out gets num_rows *
+  // A what-if grid (GridPoints, rows/feature_batch.h) over the batch's base rows: out gets num_rows *
   // grid.points rows of num_classes doubles, each the bits PredictRaw or Predict gives for that
   // point's row. The nodes on features that do not vary run once per base row, and so do the
   // trees that read no varying feature; per point only the nodes on varying features run, and
   // every tree's leaf value is summed again in iteration order, as scoring the point alone sums.
-  void PredictGridRaw(const FeatureBatch& rows, const GridPoints& grid, Iterations iterations, double* out) const;
-  void PredictGrid(const FeatureBatch& rows, const GridPoints& grid, Iterations iterations, double* out) const;
+  void PredictGridRaw(const FeatureBatch& rows, const GridPoints& grid, IterationRange iterations, double* out) const;
+  void PredictGrid(const FeatureBatch& rows, const GridPoints& grid, IterationRange iterations, double* out) const;
 
  private:
   void ApplyOutputTransform(double* scores) const;
   // PredictRaw, or AddRaw where from_out: each sum starts at out's value instead of 0.0.
-  void SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, Iterations iterations, bool from_out,
+  void SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, IterationRange iterations, bool from_out,
               double* out) const;
   // PredictRaw's sums for a block of n rows whose leaf values are values[t * kBlock + r], t
   // counting the request's trees; row r's scores go to out + r * stride.
@@ -88,7 +85,7 @@ class ExactScorer {
   // reaches in the request's tree t, over the `count` iterations it uses. The rows are the
   // batch's, or where `picked` is not null the num_rows rows it lists (first_row counting those).
   template <typename Visit>
-  void ForEachBlock(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, Iterations iterations,
+  void ForEachBlock(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, IterationRange iterations,
                     Visit visit) const;
   // Copies rows [r0, r0 + n) of the batch's `features` into `block` (block.h), read as LightGBM
   // reads them; where `picked` is not null, the rows picked[r0], ..., picked[r0 + n - 1].

@@ -344,7 +344,7 @@ void TopKSelector::RunStage(const FeatureBatch& rows, size_t step, std::vector<C
   bool every_row = n == rows.num_rows;
   for (int32_t i = 0; every_row && i < n; ++i) every_row = picked_[static_cast<size_t>(i)] == i;
   const Member& member = members_[at.member];
-  member.stages[at.stage].AddRaw(MemberRows(rows, at.member), every_row ? nullptr : picked_.data(), n, Iterations{},
+  member.stages[at.stage].AddRaw(MemberRows(rows, at.member), every_row ? nullptr : picked_.data(), n, IterationRange{},
                                  running_.data());
   for (int32_t i = 0; i < n; ++i) {
     Candidate& c = (*candidates)[needing_[static_cast<size_t>(i)]];

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "../combine.h"
-#include "../predictor.h"
+#include "rows/feature_batch.h"
 #include "exact_scorer.h"
 #include "rest_bounds.h"
 
@@ -49,7 +49,7 @@ struct TopKQuery {
 struct TopKMember {
   const ExactScorer* model = nullptr;  // must outlive the selector
   bool raw = false;                    // its raw margin; otherwise its prediction
-  Iterations iterations;
+  IterationRange iterations;
   // The batch column each model feature reads (one per feature); empty: feature f reads column f.
   std::vector<int32_t> columns;
 };

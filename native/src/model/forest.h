@@ -12,6 +12,14 @@
 namespace treescore {
 namespace model {
 
+// Which iterations of a forest take part in a score: [start_iteration, start_iteration +
+// num_iterations), clamped to the forest as LightGBM clamps them; num_iterations <= 0 means every
+// iteration from start_iteration on.
+struct IterationRange {
+  int start_iteration = 0;
+  int num_iterations = -1;
+};
+
 // How a forest reads a row's values before any of its trees sees them.
 enum class InputReading : uint8_t {
   kLightGbmZeroing,  // LightGBM's C API: |x| <= 1e-35f (so +-0 and subnormals) reads as +0.0 (decision.h)

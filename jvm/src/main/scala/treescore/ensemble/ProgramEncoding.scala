@@ -2,7 +2,8 @@ package treescore.ensemble
 
 import scala.collection.mutable
 
-import treescore.model.TreeModel
+import treescore.model.{PredictKind, TreeModel}
+import treescore.wire.WireCodes.{ProgramNode => Node}
 
 /**
  * How the JVM maps one row's key to a route index for one route node: -1 scores null; a key
@@ -36,11 +37,12 @@ object ProgramEncoding {
     def emit(s: Scorer): Int = {
       s match {
         case m: ModelScorer =>
-          nodes ++= Seq(0L, models.indexOf(m.model).toLong, if (m.raw) 1L else 0L, m.columns.length.toLong)
+          val kind = if (m.raw) PredictKind.Raw else PredictKind.Prediction
+          nodes ++= Seq(Node.Model.toLong, models.indexOf(m.model).toLong, kind.code.toLong, m.columns.length.toLong)
           nodes ++= m.columns.map(c => featureInputs.indexOf(c).toLong)
         case e: EnsembleScorer =>
           val members = e.members.map(member => emit(member.scorer))
-          nodes ++= Seq(1L, e.combine.code.toLong, members.length.toLong) ++ members.map(_.toLong)
+          nodes ++= Seq(Node.Ensemble.toLong, e.combine.code.toLong, members.length.toLong) ++ members.map(_.toLong)
           nodes ++= (e.transforms.length.toLong +: e.transforms.map(_.code.toLong))
           constants ++= e.members.map(_.weight)
           e.transforms.foreach { t => constants += t.bounds._1; constants += t.bounds._2 }
@@ -49,11 +51,11 @@ object ProgramEncoding {
           val slot = slots.length
           slots += RouteSlot(keyInputs.indexOf(r.key), r.key, r.routes.map(_._1).zipWithIndex.toMap,
             r.default.map(_ => r.routes.length), r.unknownKey)
-          nodes ++= Seq(2L, slot.toLong, routed.length.toLong) ++ routed.map(_.toLong)
+          nodes ++= Seq(Node.Route.toLong, slot.toLong, routed.length.toLong) ++ routed.map(_.toLong)
         case c: CascadeScorer =>
           val first = emit(c.first)
           val full = emit(c.full)
-          nodes ++= Seq(3L, first.toLong, full.toLong)
+          nodes ++= Seq(Node.Cascade.toLong, first.toLong, full.toLong)
           constants ++= Seq(c.acceptBelow, c.acceptAbove)
       }
       count += 1

@@ -1,6 +1,7 @@
 package treescore.ensemble
 
 import treescore.model.TreeModel
+import treescore.wire.WireCodes
 
 /** Anything `score` accepts besides a plain model: a [[Scorer]] (one double per row) or a [[GridScorer]]. */
 sealed trait Scorable extends Serializable {
@@ -85,37 +86,40 @@ final case class Member(scorer: Scorer, weight: Double = 1.0) {
   if (weight.isNaN || weight.isInfinite) Scorer.invalid(s"a member weight must be a finite number, got $weight")
 }
 
-/** How an ensemble combines its members' weighted outputs. */
-sealed abstract class Combine(val code: Int, val name: String) extends Serializable
+/** How an ensemble combines its members' weighted outputs; the codes are wire/codes.txt's. */
+sealed abstract class Combine(val code: Int) extends Serializable {
+  val name: String = WireCodes.Combine.names(code)
+}
 
 object Combine {
-  case object Mean extends Combine(0, "mean")
-  case object Sum extends Combine(1, "sum")
-  case object Min extends Combine(2, "min")
-  case object Max extends Combine(3, "max")
-  case object Median extends Combine(4, "median")
+  case object Mean extends Combine(WireCodes.Combine.Mean)
+  case object Sum extends Combine(WireCodes.Combine.Sum)
+  case object Min extends Combine(WireCodes.Combine.Min)
+  case object Max extends Combine(WireCodes.Combine.Max)
+  case object Median extends Combine(WireCodes.Combine.Median)
   val all: Seq[Combine] = Seq(Mean, Sum, Min, Max, Median)
 
   def fromName(name: String): Combine = all.find(_.name == name).getOrElse(
     Scorer.invalid(s"unknown combine rule '$name'; expected one of ${all.map(_.name).mkString(", ")}"))
 }
 
-/** A transform of an ensemble's combined output; several apply in order. */
-sealed abstract class OutputTransform(val code: Int, val name: String) extends Serializable {
+/** A transform of an ensemble's combined output; several apply in order. The codes are wire/codes.txt's. */
+sealed abstract class OutputTransform(val code: Int) extends Serializable {
+  val name: String = WireCodes.EnsembleTransform.names(code)
   def bounds: (Double, Double) = (0.0, 0.0)
 }
 
 object OutputTransform {
-  case object Identity extends OutputTransform(0, "identity")
-  case object Exp extends OutputTransform(1, "exp")
-  case object Expm1 extends OutputTransform(2, "expm1")
-  case object Sigmoid extends OutputTransform(3, "sigmoid")
+  case object Identity extends OutputTransform(WireCodes.EnsembleTransform.Identity)
+  case object Exp extends OutputTransform(WireCodes.EnsembleTransform.Exp)
+  case object Expm1 extends OutputTransform(WireCodes.EnsembleTransform.Expm1)
+  case object Sigmoid extends OutputTransform(WireCodes.EnsembleTransform.Sigmoid)
   /** Bounds the output to [lo, hi]; either side may be infinite. */
-  final case class Clip(lo: Double, hi: Double) extends OutputTransform(4, "clip") {
+  final case class Clip(lo: Double, hi: Double) extends OutputTransform(WireCodes.EnsembleTransform.Clip) {
     if (lo.isNaN || hi.isNaN || lo > hi) Scorer.invalid(s"clip needs lo <= hi, got clip($lo, $hi)")
     override def bounds: (Double, Double) = (lo, hi)
   }
-  val names: Seq[String] = Seq("identity", "exp", "expm1", "sigmoid", "clip")
+  val names: Seq[String] = WireCodes.EnsembleTransform.names
 
   def fromName(name: String, lo: Double = Double.NegativeInfinity, hi: Double = Double.PositiveInfinity): OutputTransform =
     name match {

@@ -3,21 +3,24 @@ package treescore.model
 import org.apache.spark.sql.internal.SQLConf
 
 import treescore.TreescoreConf
+import treescore.wire.WireCodes
 
 /**
  * Which code evaluates a model's trees. Both give the same bits (treescore's engine is
  * differentially fuzzed against LightGBM's predictor); treescore's is faster. The codes are
- * what native loadModel takes (EngineKind in native/src/predictor.h).
+ * wire/codes.txt's, what native loadModel takes.
  */
-sealed abstract class Engine(val code: Int, val name: String) extends Serializable {
+sealed abstract class Engine(val code: Int) extends Serializable {
+  val name: String = WireCodes.Engine.names(code)
   override def toString: String = name
 }
 
 object Engine {
   /** treescore's own exact evaluator (native/src/engine). */
-  case object Treescore extends Engine(1, "treescore")
+  case object Treescore extends Engine(WireCodes.Engine.Treescore)
   /** LightGBM's predictor, LGBM_BoosterPredictForMat. */
-  case object LightGbm extends Engine(0, "lightgbm")
+  case object LightGbm extends Engine(WireCodes.Engine.LightGbm)
+  val all: Seq[Engine] = Seq(LightGbm, Treescore)
 
   /** Why treescore's engine cannot serve `kind` from `models`, if it cannot. */
   def unsupported(models: Seq[TreeModel], kind: PredictKind): Option[String] = kind match {

@@ -3,7 +3,7 @@ package treescore.model
 import org.apache.spark.unsafe.Platform
 
 /**
- * A batch's features as the native engines read them (native/src/predictor.h, FeatureBatch):
+ * A batch's features as the native engines read them (native/src/rows/feature_batch.h, FeatureBatch):
  * per column the address of its value in row 0, consecutive rows `rowStride` doubles apart.
  * Owns only the native array of addresses. The memory they point into belongs to whoever set
  * them (a feature matrix, or a Spark column vector read in place), which keeps it valid while a

@@ -8,21 +8,20 @@
 #include <utility>
 #include <vector>
 
-#include "../predictor.h"
-#include "exact_scorer.h"
+#include "engine/exact_scorer.h"
+#include "predictor.h"
 
 namespace treescore {
-namespace engine {
 
 class EnginePredictor final : public Predictor {
  public:
   // Parses the model text; throws std::invalid_argument on a model the engine cannot evaluate.
-  static EnginePredictor FromModelText(const std::string& model_text, Layout layout = Layout::kAuto);
+  static EnginePredictor FromModelText(const std::string& model_text, engine::Layout layout = engine::Layout::kAuto);
 
   int num_features() const override { return scorer_.forest().num_features; }
   int num_classes() const override { return scorer_.forest().num_classes; }
-  EngineKind engine() const override { return EngineKind::kTreescore; }
-  const ExactScorer& scorer() const { return scorer_; }
+  Engine engine() const override { return Engine::kTreescore; }
+  const engine::ExactScorer& scorer() const { return scorer_; }
 
   // Raw and prediction give num_classes doubles per row, leaf one per used tree; contributions
   // are refused (std::invalid_argument), since the engine has no TreeSHAP of its own.
@@ -34,7 +33,7 @@ class EnginePredictor final : public Predictor {
                int64_t out_capacity) const override;
 
   // Raw scores and predictions share the work on features that do not vary across a row's
-  // points (ExactScorer::PredictGrid); leaf indices take the default, one row per point. Base
+  // points (engine::ExactScorer::PredictGrid); leaf indices take the default, one row per point. Base
   // rows are split between threads as Predict splits rows, with the same bits.
   void PredictGrid(const FeatureBatch& base_rows, const GridPoints& grid, PredictKind kind, IterationRange range,
                    int num_threads, double* out, int64_t out_capacity) const override;
@@ -46,20 +45,19 @@ class EnginePredictor final : public Predictor {
   // evaluates only their trees: QuickScorer evaluates every tree of its forest for a block.
   struct Slices {
     std::mutex mutex;
-    std::vector<std::pair<std::pair<int, int>, std::shared_ptr<const ExactScorer>>> built;  // by (first, count)
+    std::vector<std::pair<std::pair<int, int>, std::shared_ptr<const engine::ExactScorer>>> built;  // by (first, count)
   };
 
-  explicit EnginePredictor(ExactScorer scorer) : scorer_(std::move(scorer)), slices_(std::make_unique<Slices>()) {}
+  explicit EnginePredictor(engine::ExactScorer scorer) : scorer_(std::move(scorer)), slices_(std::make_unique<Slices>()) {}
   // The scorer for a request's iterations: the whole model's, or a slice of it that is whole
   // for the request (*iterations becomes every iteration of the slice). The returned pointer
   // keeps a slice alive while a call scores with it.
-  std::shared_ptr<const ExactScorer> ScorerFor(Iterations* iterations) const;
-  static void PredictPart(const ExactScorer& scorer, const FeatureBatch& rows, PredictKind kind, Iterations iterations,
+  std::shared_ptr<const engine::ExactScorer> ScorerFor(IterationRange* iterations) const;
+  static void PredictPart(const engine::ExactScorer& scorer, const FeatureBatch& rows, PredictKind kind, IterationRange iterations,
                           double* out);
 
-  ExactScorer scorer_;
+  engine::ExactScorer scorer_;
   std::unique_ptr<Slices> slices_;
 };
 
-}  // namespace engine
 }  // namespace treescore

@@ -9,10 +9,9 @@
 #include "model/lightgbm_text.h"
 
 namespace treescore {
-namespace engine {
 
-EnginePredictor EnginePredictor::FromModelText(const std::string& model_text, Layout layout) {
-  return EnginePredictor(ExactScorer(model::ReadLightGbmText(model_text), layout));
+EnginePredictor EnginePredictor::FromModelText(const std::string& model_text, engine::Layout layout) {
+  return EnginePredictor(engine::ExactScorer(model::ReadLightGbmText(model_text), layout));
 }
 
 int64_t EnginePredictor::OutputsPerRow(PredictKind kind, IterationRange range) const {
@@ -21,7 +20,7 @@ int64_t EnginePredictor::OutputsPerRow(PredictKind kind, IterationRange range) c
     case PredictKind::kRaw:
       return scorer_.RawOutputsPerRow();
     case PredictKind::kLeaf:
-      return scorer_.LeafOutputsPerRow(Iterations{range.start_iteration, range.num_iterations});
+      return scorer_.LeafOutputsPerRow(range);
     case PredictKind::kContrib:
       break;
   }
@@ -37,9 +36,9 @@ constexpr size_t kMaxSlices = 4;
 
 }  // namespace
 
-std::shared_ptr<const ExactScorer> EnginePredictor::ScorerFor(Iterations* iterations) const {
+std::shared_ptr<const engine::ExactScorer> EnginePredictor::ScorerFor(IterationRange* iterations) const {
   // Aliasing, not owning: the whole model's scorer lives as long as the predictor.
-  const std::shared_ptr<const ExactScorer> whole(std::shared_ptr<const ExactScorer>(), &scorer_);
+  const std::shared_ptr<const engine::ExactScorer> whole(std::shared_ptr<const engine::ExactScorer>(), &scorer_);
   int first = 0, count = 0;
   scorer_.Range(*iterations, &first, &count);
   if (count == 0 || scorer_.IsWhole(*iterations)) return whole;
@@ -47,19 +46,19 @@ std::shared_ptr<const ExactScorer> EnginePredictor::ScorerFor(Iterations* iterat
   const std::pair<int, int> key(first, count);
   for (const auto& [range, slice] : slices_->built) {
     if (range == key) {
-      *iterations = Iterations{};
+      *iterations = IterationRange{};
       return slice;
     }
   }
   if (slices_->built.size() >= kMaxSlices) return whole;
-  auto slice = std::make_shared<const ExactScorer>(scorer_.Slice(*iterations));
+  auto slice = std::make_shared<const engine::ExactScorer>(scorer_.Slice(*iterations));
   slices_->built.emplace_back(key, slice);
-  *iterations = Iterations{};
+  *iterations = IterationRange{};
   return slice;
 }
 
-void EnginePredictor::PredictPart(const ExactScorer& scorer, const FeatureBatch& rows, PredictKind kind,
-                                  Iterations iterations, double* out) {
+void EnginePredictor::PredictPart(const engine::ExactScorer& scorer, const FeatureBatch& rows, PredictKind kind,
+                                  IterationRange iterations, double* out) {
   switch (kind) {
     case PredictKind::kPrediction: scorer.Predict(rows, iterations, out); return;
     case PredictKind::kRaw: scorer.PredictRaw(rows, iterations, out); return;
@@ -76,7 +75,7 @@ namespace {
 // first part; helpers are joined on every path, and the first failure is rethrown after.
 template <typename ScorePart>
 void RunInParts(int64_t num_rows, int num_threads, ScorePart score_part) {
-  constexpr int64_t kBlock = kBlockRows;
+  constexpr int64_t kBlock = engine::kBlockRows;
   const int64_t blocks = (num_rows + kBlock - 1) / kBlock;
   const int64_t parts = std::min<int64_t>(num_threads, blocks);
   if (parts <= 1) {
@@ -115,9 +114,9 @@ void EnginePredictor::Predict(const FeatureBatch& rows, PredictKind kind, Iterat
                               double* out, int64_t out_capacity) const {
   CheckPredictArguments(*this, rows, kind, range, num_threads, out_capacity);
   if (rows.num_rows == 0) return;
-  Iterations iterations{range.start_iteration, range.num_iterations};
+  IterationRange iterations = range;
   const int64_t per_row = OutputsPerRow(kind, range);
-  const std::shared_ptr<const ExactScorer> scorer = ScorerFor(&iterations);
+  const std::shared_ptr<const engine::ExactScorer> scorer = ScorerFor(&iterations);
   RunInParts(rows.num_rows, num_threads, [&](int64_t first, int64_t count) {
     PredictPart(*scorer, rows.Rows(first, static_cast<int32_t>(count)), kind, iterations, out + first * per_row);
   });
@@ -131,9 +130,9 @@ void EnginePredictor::PredictGrid(const FeatureBatch& base_rows, const GridPoint
   }
   CheckGridArguments(*this, base_rows, grid, kind, range, num_threads, out_capacity);
   if (base_rows.num_rows == 0) return;
-  Iterations iterations{range.start_iteration, range.num_iterations};
+  IterationRange iterations = range;
   const int64_t per_base_row = static_cast<int64_t>(grid.points) * OutputsPerRow(kind, range);
-  const std::shared_ptr<const ExactScorer> scorer = ScorerFor(&iterations);
+  const std::shared_ptr<const engine::ExactScorer> scorer = ScorerFor(&iterations);
   const size_t values_per_base_row = static_cast<size_t>(grid.points) * grid.varying.size();
   RunInParts(base_rows.num_rows, num_threads, [&](int64_t first, int64_t count) {
     GridPoints part = grid;
@@ -148,5 +147,4 @@ void EnginePredictor::PredictGrid(const FeatureBatch& base_rows, const GridPoint
   });
 }
 
-}  // namespace engine
 }  // namespace treescore
