@@ -94,6 +94,7 @@ CLIENT_SCRIPT = textwrap.dedent("""
         "missing": error(lambda: treescore.register(spark, "gone", "/no/such/model.txt")),
         "in_memory": error(lambda: treescore.register(spark, "text_model", by_text)),
         "enable": treescore.enable(spark),
+        "feature_names": by_text.feature_names, "num_features": by_text.num_features,
     }
     with open(out, "w") as f:
         json.dump(result, f)
@@ -234,6 +235,8 @@ def test_scores_from_a_connect_client_without_py4j(tmp_path, client_python, regr
     assert got["missing"] is not None and "/no/such/model.txt" in got["missing"]
     assert got["in_memory"] is not None and "register a model by a path" in got["in_memory"]
     assert got["enable"] is False  # the server has treescore's extensions: nothing to do
+    # A client's model facts come from the server's reading of the text.
+    assert got["feature_names"] == binary_booster.feature_name() and got["num_features"] == x.shape[1]
 
 
 ENABLE_SCRIPT = textwrap.dedent("""

@@ -80,6 +80,14 @@ def score_scorable(scorable, kind: str = "prediction") -> Column:
     return F.call_function("treescore_score_spec", F.lit(spec), *options, *texts)
 
 
+def feature_names(session, model) -> List[str]:
+    """The model's feature names, as the server's own model checks read them."""
+    if session is None:
+        raise RuntimeError("treescore: a Spark Connect model's feature names come from the server, and no Spark "
+                           "Connect session is active")
+    return list(session.range(1).select(F.call_function("treescore_feature_names", _model_literal(model))).first()[0])
+
+
 def register(session, name: str, path: str) -> None:
     """Registers `path` (a model file or saved scorer folder the server can read) as `name`
     in the session's conf, then resolves it once so that a bad path fails here."""

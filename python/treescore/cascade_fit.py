@@ -72,7 +72,9 @@ def fit(expensive_model: Model, sample, target_agreement: float = 0.99, *, max_f
                    sample_rows=sample_rows, cheap_trees=cheap_trees, cheap_leaves=cheap_leaves)
     text = expensive_model._java_model.text()
     expensive = lgb.Booster(model_str=text)
-    objective = _objective_of(text)
+    stated = expensive_model._java_model.objective()
+    # A model text without an objective line predicts raw sums, like a regressor.
+    objective = stated.get() if stated.isDefined() else "regression"
     rule = _agreement_rule(objective, expensive.num_model_per_iteration(), tolerance, decision_threshold)
 
     names = expensive.feature_name()
@@ -224,13 +226,6 @@ def _collect(sample, names: List[str], sample_rows: int) -> np.ndarray:
         except (TypeError, ValueError) as error:
             raise ValueError(f"treescore: the sample's column '{name}' is not numeric ({error})") from None
     return np.column_stack(columns) if columns else np.empty((len(sample), 0))
-
-
-def _objective_of(text: str) -> str:
-    for line in text.splitlines():
-        if line.startswith("objective="):
-            return line[len("objective="):].split(" ")[0]
-    return "regression"  # a model text without an objective line predicts raw sums, like a regressor
 
 
 def _lightgbm():

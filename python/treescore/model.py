@@ -3,6 +3,7 @@ import hashlib
 import os
 from typing import Any, List, Optional, Union
 
+from treescore import _connect
 from treescore._connect import active_connect_session
 from treescore._jvm import active_jvm, active_session
 from treescore.errors import jvm_errors
@@ -86,9 +87,7 @@ class Model:
     @property
     def feature_names(self) -> List[str]:
         if self._is_connect and self._text is not None:
-            for line in self._text.splitlines():
-                if line.startswith("feature_names="):
-                    return line[len("feature_names="):].split(" ")
+            return _connect.feature_names(active_connect_session(), self)
         return list(self._jvm_model("feature_names").featureNamesArray())
 
     @property

@@ -73,7 +73,7 @@ def main(folder: str, out: str) -> None:
         for name in names:
             np.save(os.path.join(out, f"evicting{n}_{name}.npy"), result[name])
     report["live_models_after"] = jvm.treescore.nativelib.NativeMethods.liveModelCount()
-    report["cached_after"] = jvm.treescore.model.ModelCache.loadedCount()
+    report["cached_after"] = jvm.treescore.nativelib.ModelCache.loadedCount()
     spark.stop()
 
     spark = session("local[8]")

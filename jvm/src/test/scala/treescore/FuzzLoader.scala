@@ -4,7 +4,8 @@ import java.io.File
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 
-import treescore.model.{Engine, FeatureColumns, IterationRange, NativeModel, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
+import treescore.nativelib.{FeatureColumns, NativeModel, OffHeapDoubles}
 
 /**
  * Child-process half of ModelFuzzSuite: loads every model file in a folder into both engines,

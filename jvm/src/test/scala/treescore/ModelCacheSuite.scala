@@ -6,7 +6,8 @@ import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import treescore.model.{Engine, FeatureColumns, IterationRange, ModelCache, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
+import treescore.nativelib.{FeatureColumns, ModelCache, OffHeapDoubles}
 import treescore.nativelib.NativeMethods
 
 /** The executor cache under concurrency and a budget too small to hold its models. */

@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.functions.col
 
 import treescore.functions.score
-import treescore.model.ModelCache
+import treescore.nativelib.ModelCache
 import treescore.nativelib.NativeMethods
 
 /**

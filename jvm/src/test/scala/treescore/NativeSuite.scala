@@ -6,7 +6,8 @@ import scala.jdk.CollectionConverters._
 
 import org.scalatest.funsuite.AnyFunSuite
 
-import treescore.model.{Engine, FeatureColumns, IterationRange, ModelCache, NativeModel, OffHeapDoubles, PredictKind, TreeModel}
+import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
+import treescore.nativelib.{FeatureColumns, ModelCache, NativeModel, OffHeapDoubles}
 import treescore.nativelib.{NativeException, NativeLoader, NativeMethods}
 
 /** The JNI boundary: loading, handles, errors and concurrent use. */

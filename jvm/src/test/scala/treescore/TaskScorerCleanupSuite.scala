@@ -7,7 +7,8 @@ import org.scalatest.funsuite.AnyFunSuite
 import treescore.ensemble.{EnsembleScorer, Member, ModelScorer}
 import treescore.execution.{FeatureMatrices, ModelTaskScorer, ProgramTaskScorer, TaskScorers}
 import treescore.expressions.{ProgramScoreExpression, ScoreExpression}
-import treescore.model.{Engine, ModelCache, TreeModel}
+import treescore.model.{Engine, TreeModel}
+import treescore.nativelib.ModelCache
 
 /**
  * A task scorer whose construction fails part way returns every lease it took and frees what

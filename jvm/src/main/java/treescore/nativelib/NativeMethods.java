@@ -5,7 +5,7 @@ package treescore.nativelib;
  * RegisterNatives (native/jni/native_methods.cpp), so the two lists must agree.
  *
  * <p>Models live in native code behind opaque handles. A handle is released exactly once, by
- * its owner ({@link treescore.model.NativeModel}); using a released handle throws
+ * its owner ({@link treescore.nativelib.NativeModel}); using a released handle throws
  * IllegalStateException rather than touching freed memory. Errors from LightGBM arrive as
  * {@link NativeException} with LightGBM's own message.
  *
@@ -43,7 +43,7 @@ public final class NativeMethods {
   /**
    * Scores numRows rows of numCols features: columnsAddress is off-heap memory holding numCols
    * addresses, each that of its column's value in row 0, rows rowStride doubles apart (see
-   * treescore.model.FeatureColumns, which checks that every column holds numRows values).
+   * treescore.nativelib.FeatureColumns, which checks that every column holds numRows values).
    * Writes outputsPerRow doubles per row at outAddress (off-heap, outCapacity doubles).
    * numThreads is the most threads this call may use.
    */

@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.vectorized.{OffHeapColumnVector, OnHeapCol
 import org.apache.spark.sql.vectorized.{ArrowColumnVector, ColumnVector}
 import org.apache.spark.unsafe.Platform
 
-import treescore.model.OffHeapDoubles
+import treescore.nativelib.OffHeapDoubles
 
 /**
  * How a double column of a Spark columnar batch reaches a feature matrix with the fewest

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Exp
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.ScoreExpression
-import treescore.model.{FeatureColumns, OffHeapDoubles}
+import treescore.nativelib.{FeatureColumns, OffHeapDoubles}
 
 /**
  * A batch's features as the engines read them ([[FeatureColumns]]), shared by every model call

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.{ArrayType, BooleanType, ByteType, DoubleType,
   ShortType}
 
 import treescore.expressions.FeatureInput
-import treescore.model.OffHeapDoubles
+import treescore.nativelib.OffHeapDoubles
 
 /** Writes features into off-heap matrix storage. Not thread-safe. */
 abstract class FeatureWriter {

@@ -4,7 +4,8 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.ScoreExpression
-import treescore.model.{Engine, ModelCache, ModelLease, OffHeapDoubles, PredictKind}
+import treescore.model.{Engine, PredictKind}
+import treescore.nativelib.{ModelCache, ModelLease, OffHeapDoubles}
 
 /**
  * One task's state for a plain model call: a lease on the shared native model (in the engine

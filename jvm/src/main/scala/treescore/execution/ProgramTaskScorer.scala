@@ -9,7 +9,8 @@ import org.apache.spark.sql.types.{DataType, DoubleType}
 
 import treescore.ensemble.{EncodedProgram, ProgramEncoding}
 import treescore.expressions.{GridValue, ProgramScoreExpression}
-import treescore.model.{Engine, IterationRange, ModelCache, NativeProgram, OffHeapDoubles, OffHeapInts}
+import treescore.model.{Engine, IterationRange}
+import treescore.nativelib.{ModelCache, NativeProgram, OffHeapDoubles, OffHeapInts}
 
 /**
  * One task's state for an ensemble, route, cascade or grid call: leases on every model inside

@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, MutableProjection}
 
 import treescore.ensemble.RouteSlot
-import treescore.model.OffHeapInts
+import treescore.nativelib.OffHeapInts
 
 /**
  * A program's route indices, as the native program and top-K scan read them: per row, for each

@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.sql.types.{ArrayType, DataType, DoubleType, IntegerType}
 
-import treescore.model.OffHeapDoubles
+import treescore.nativelib.OffHeapDoubles
 
 /** Reads one row's native outputs (`perRow` doubles) as a Spark value of the score's type. */
 final class ScoreOutput(dataType: DataType, perRow: Int) {

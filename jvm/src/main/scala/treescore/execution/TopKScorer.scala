@@ -5,7 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Uns
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.{BatchableScore, ProgramScoreExpression, ScoreExpression}
-import treescore.model.{Engine, ModelCache, NativeTopKScan, OffHeapDoubles, OffHeapInts}
+import treescore.model.Engine
+import treescore.nativelib.{ModelCache, NativeTopKScan, OffHeapDoubles, OffHeapInts}
 import treescore.rules.TopKSelection
 
 /**

@@ -24,6 +24,7 @@ import treescore.ensemble.{GridScorer, ModelScorer, Scorable, Scorer, SpecIO}
  *   treescore_score_model('/models/m.txt' | X'...model text bytes...', [options,] f1, ...)
  *   treescore_score_spec('{"treescore_spec": 1, ...}', [map('kind', 'contrib'),] model_text_bytes, ...)
  *   treescore_describe('demand_v3')
+ *   treescore_feature_names(X'...model text bytes...')  -- what a Connect client asks of a model
  * }}}
  * Options are a map of strings: kind (prediction, raw, leaf, contrib), start_iteration,
  * num_iterations; an ensemble, route, cascade or grid takes kind prediction or contrib only.
@@ -37,7 +38,8 @@ object SqlFunctions {
     function("treescore_score_grid", scoreGridNamed),
     function("treescore_score_model", scoreModel),
     function("treescore_score_spec", scoreSpec),
-    function("treescore_describe", describe))
+    function("treescore_describe", describe),
+    function("treescore_feature_names", featureNames))
 
   private def function(name: String, builder: Builder): (FunctionIdentifier, ExpressionInfo, Builder) =
     (FunctionIdentifier(name), new ExpressionInfo(getClass.getName, null, name),
@@ -99,6 +101,18 @@ object SqlFunctions {
   private def describe(args: Seq[Expression]): Expression = {
     if (args.length != 1) throw new IllegalArgumentException("treescore: treescore_describe takes one model name")
     Literal(registered(text(args, 0, "treescore_describe", "the name of a registered model")).describe)
+  }
+
+  /** The model's feature names, read by the server's own model-text checks (ModelText). */
+  private def featureNames(args: Seq[Expression]): Expression = {
+    val fn = "treescore_feature_names"
+    if (args.length != 1) throw new IllegalArgumentException(s"treescore: $fn takes one argument, the model's text (binary)")
+    literal(args, 0, fn, "the model's text (binary)") match {
+      case (bytes: Array[Byte], BinaryType) =>
+        Literal.create(ModelSources.fromBytes(bytes).featureNames, ArrayType(StringType, containsNull = false))
+      case (_, other) => throw new IllegalArgumentException(
+        s"treescore: $fn takes the model's text (binary), got ${other.simpleString}")
+    }
   }
 
   private def registered(name: String): Scorable = ModelRegistry.resolve(SparkSession.active, name)

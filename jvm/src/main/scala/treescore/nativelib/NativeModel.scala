@@ -1,9 +1,9 @@
-package treescore.model
+package treescore.nativelib
 
 import java.nio.charset.StandardCharsets
 import java.util.concurrent.atomic.AtomicBoolean
 
-import treescore.nativelib.{NativeLoader, NativeMethods}
+import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
 
 /**
  * The one owner of a native model handle: a model loaded into one [[Engine]], bound to one

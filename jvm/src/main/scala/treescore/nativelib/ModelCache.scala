@@ -1,4 +1,4 @@
-package treescore.model
+package treescore.nativelib
 
 import scala.collection.mutable
 
@@ -6,6 +6,7 @@ import org.apache.spark.SparkEnv
 import org.slf4j.LoggerFactory
 
 import treescore.TreescoreConf
+import treescore.model.{Engine, IterationRange, TreeModel}
 
 /**
  * The executor-side cache: one native model per (content hash, iteration range, engine) per JVM,
@@ -107,7 +108,7 @@ object ModelCache {
 }
 
 /** A task's hold on a cached native model; close() hands it back (once). */
-final class ModelLease private[model] (val model: NativeModel, val loadNanos: Long, onClose: () => Unit)
+final class ModelLease private[nativelib] (val model: NativeModel, val loadNanos: Long, onClose: () => Unit)
   extends AutoCloseable {
   private val closed = new java.util.concurrent.atomic.AtomicBoolean(false)
   override def close(): Unit = if (closed.compareAndSet(false, true)) onClose()

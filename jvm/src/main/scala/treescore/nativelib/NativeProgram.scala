@@ -1,15 +1,13 @@
-package treescore.model
+package treescore.nativelib
 
 import java.util.concurrent.atomic.AtomicBoolean
-
-import treescore.nativelib.NativeMethods
 
 /**
  * The one owner of a compiled native program: an ensemble, route, cascade or grid over loaded
  * models (see native/src/program.h for the encoding). The program holds its models' native
  * handles until close(), which releases it exactly once.
  */
-final class NativeProgram private (private[model] val handle: Long) extends AutoCloseable {
+final class NativeProgram private (private[nativelib] val handle: Long) extends AutoCloseable {
   private val closed = new AtomicBoolean(false)
 
   /**

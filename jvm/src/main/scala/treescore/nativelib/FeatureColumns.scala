@@ -1,4 +1,4 @@
-package treescore.model
+package treescore.nativelib
 
 import org.apache.spark.unsafe.Platform
 

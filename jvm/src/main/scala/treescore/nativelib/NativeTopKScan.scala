@@ -1,8 +1,8 @@
-package treescore.model
+package treescore.nativelib
 
 import java.util.concurrent.atomic.AtomicBoolean
 
-import treescore.nativelib.NativeMethods
+import treescore.model.{Engine, PredictKind}
 
 /**
  * The one owner of a native top-K scan (native/src/engine/top_k.h): one task's exact top-K
