@@ -152,12 +152,16 @@ void ExactScorer::SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_
                          bool from_out, double* out) const {
   const int per_iteration = forest_->trees_per_iteration;
   const int classes = forest_->num_classes;
+  const double base_score = forest_->base_score;
   ForEachBlock(rows, picked, num_rows, iterations, [&](int64_t r0, int n, int count, const auto& leaves) {
     // Per class, a left fold in iteration order from the base score; the block's rows are
     // independent sums, interleaved so that one row's additions do not wait on each other.
     for (int k = 0; k < per_iteration; ++k) {
       double sums[kBlockRows];
-      for (int r = 0; r < kBlockRows; ++r) sums[r] = from_out && r < n ? out[(r0 + r) * classes + k] : forest_->base_score;
+      for (int r = 0; r < kBlockRows; ++r) sums[r] = base_score;
+      if (from_out) {
+        for (int r = 0; r < n; ++r) sums[r] = out[(r0 + r) * classes + k];
+      }
       for (int i = 0; i < count; ++i) {
         const size_t t = static_cast<size_t>(i) * per_iteration + k;
         for (int r = 0; r < n; ++r) sums[r] += leaves.Value(r, t);
