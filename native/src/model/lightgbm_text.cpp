@@ -61,6 +61,23 @@ std::vector<T> Numbers(const std::unordered_map<std::string, std::string>& field
   return values;
 }
 
+// The counts in `key` when the tree has exactly `count` of them, all numbers; false otherwise.
+bool Counts(const std::unordered_map<std::string, std::string>& fields, const std::string& key, size_t count,
+            std::vector<double>* out) {
+  if (count == 0) return true;
+  const auto found = fields.find(key);
+  if (found == fields.end()) return false;
+  const auto parts = Split(found->second, ' ');
+  if (parts.size() != count) return false;
+  out->clear();
+  for (const auto& part : parts) {
+    char* end = nullptr;
+    out->push_back(std::strtod(part.c_str(), &end));
+    if (end == part.c_str() || *end != '\0') return false;
+  }
+  return true;
+}
+
 // Every node and leaf is reached exactly once from the root, so a walk ends and reads nothing
 // outside the tree.
 void CheckReachable(const Tree& tree, const std::string& where) {
@@ -123,10 +140,18 @@ Tree ReadTree(const std::unordered_map<std::string, std::string>& fields, int nu
   if (num_leaves < 1) Fail(where + " has no leaves");
   Tree tree;
   tree.leaf_value = Numbers<double>(fields, "leaf_value", static_cast<size_t>(num_leaves), where);
-  const bool counted = fields.count("leaf_count") && (num_leaves == 1 || fields.count("internal_count"));
+  // Counts only weigh TreeSHAP's paths; prediction never reads them, so counts that do not
+  // read as one per leaf and node leave the forest without covers rather than refuse it.
+  // LightGBM writes an empty leaf_count for a tree that never split, whose count no path needs.
+  if (num_leaves == 1) {
+    if (!Counts(fields, "leaf_count", 1, &tree.leaf_cover)) tree.leaf_cover = {0.0};
+    return tree;
+  }
+  std::vector<double> cover;
+  const bool counted = Counts(fields, "leaf_count", static_cast<size_t>(num_leaves), &tree.leaf_cover) &&
+                       Counts(fields, "internal_count", static_cast<size_t>(num_leaves - 1), &cover);
   *has_covers = *has_covers && counted;
-  if (counted) tree.leaf_cover = Numbers<double>(fields, "leaf_count", static_cast<size_t>(num_leaves), where);
-  if (num_leaves == 1) return tree;
+  if (!counted) tree.leaf_cover.clear();
   const size_t internal = static_cast<size_t>(num_leaves - 1);
   const auto left = Numbers<int>(fields, "left_child", internal, where);
   const auto right = Numbers<int>(fields, "right_child", internal, where);
@@ -134,7 +159,7 @@ Tree ReadTree(const std::unordered_map<std::string, std::string>& fields, int nu
   const auto threshold = Numbers<double>(fields, "threshold", internal, where);
   const auto bits = fields.count("decision_type") ? Numbers<int>(fields, "decision_type", internal, where)
                                                   : std::vector<int>(internal, 0);
-  const auto cover = counted ? Numbers<double>(fields, "internal_count", internal, where) : std::vector<double>(internal, 0.0);
+  if (!counted) cover.assign(internal, 0.0);
   const int num_cat = static_cast<int>(ParseInteger(Field(fields, "num_cat", where), where + " num_cat"));
   std::vector<int> cat_boundaries;
   if (num_cat > 0) {
