@@ -27,7 +27,7 @@ def test_the_spark_3_5_jar_scores_on_java_11(tmp_path):
     env = {**os.environ, "JAVA_HOME": str(java_home), "SPARK_LOCAL_IP": "127.0.0.1"}
     env.pop("SPARK_HOME", None)
     # The wheel test's job: the installed wheel scores through BatchScore, bit for bit.
-    done = subprocess.run([sys.executable, "-c", test_wheel_install.SCRIPT], cwd=str(tmp_path), capture_output=True,
-                          text=True, timeout=600, env=env)
+    done = subprocess.run([sys.executable, "-c", test_wheel_install.SCRIPT, str(test_wheel_install.WIRE_CODES)],
+                          cwd=str(tmp_path), capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0 and "WHEEL-OK" in done.stdout, (done.stdout + done.stderr)[-5000:]
     assert "java 11." in done.stdout, done.stdout

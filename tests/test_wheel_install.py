@@ -5,6 +5,9 @@ from pathlib import Path
 
 import pytest
 
+# The repository's wire codes, which SCRIPT (run with their path as its argument) compares with the wheel's.
+WIRE_CODES = Path(__file__).resolve().parents[1] / "wire" / "codes.txt"
+
 SCRIPT = textwrap.dedent("""
     import sys
     from importlib import resources
@@ -39,8 +42,7 @@ def test_wheel_scores_in_a_fresh_virtualenv(tmp_path, wheel_venv):
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (outside / "job.py").write_text(SCRIPT)
-    codes = Path(__file__).resolve().parents[1] / "wire" / "codes.txt"
-    done = subprocess.run([wheel_venv.python, "job.py", str(codes)], cwd=outside, capture_output=True, text=True, timeout=600,
+    done = subprocess.run([wheel_venv.python, "job.py", str(WIRE_CODES)], cwd=outside, capture_output=True, text=True, timeout=600,
                           env=wheel_venv.env())
     assert done.returncode == 0, done.stdout + done.stderr
     assert "WHEEL-OK" in done.stdout
