@@ -65,17 +65,12 @@ std::vector<T> Numbers(const std::unordered_map<std::string, std::string>& field
 bool Counts(const std::unordered_map<std::string, std::string>& fields, const std::string& key, size_t count,
             std::vector<double>* out) {
   if (count == 0) return true;
-  const auto found = fields.find(key);
-  if (found == fields.end()) return false;
-  const auto parts = Split(found->second, ' ');
-  if (parts.size() != count) return false;
-  out->clear();
-  for (const auto& part : parts) {
-    char* end = nullptr;
-    out->push_back(std::strtod(part.c_str(), &end));
-    if (end == part.c_str() || *end != '\0') return false;
+  try {
+    *out = Numbers<double>(fields, key, count, key);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
   }
-  return true;
 }
 
 // Every node and leaf is reached exactly once from the root, so a walk ends and reads nothing
