@@ -15,9 +15,8 @@
 
 #include "../src/booster.h"
 #include "../src/engine_predictor.h"
-#include "../src/engine/top_k.h"
-#include "../src/program.h"
-#include "../src/program_top_k.h"
+#include "../src/top_k/selector.h"
+#include "../src/program/program_decoder.h"
 #include "handle_registry.h"
 #include "jni_guard.h"
 
@@ -38,7 +37,7 @@ HandleRegistry<Program>& Programs() {
 // program, which it keeps alive. The lock makes a mistaken second thread wait rather than race.
 struct TopKScan {
   std::shared_ptr<const void> scored;  // the model or the program the selector reads
-  engine::TopKSelector selector;
+  TopKSelector selector;
   std::mutex lock;
 };
 
@@ -183,11 +182,9 @@ jlong OpenTopK(JNIEnv* env, jclass, jlong model_handle, jint kind, jint start_it
     if (predict_kind != PredictKind::kPrediction && predict_kind != PredictKind::kRaw) {
       throw std::invalid_argument("top-K selection ranks predictions or raw scores only");
     }
-    engine::TopKMember member;
-    member.model = &model->scorer();
-    member.raw = predict_kind == PredictKind::kRaw;
-    member.iterations = IterationRange{start_iteration, num_iterations};
-    engine::TopKSelector selector(std::move(member), engine::TopKQuery{k, descending != JNI_FALSE});
+    TopKSelector selector(RankedScore(model->scorer(), predict_kind == PredictKind::kRaw,
+                                      IterationRange{start_iteration, num_iterations}),
+                          TopKQuery{k, descending != JNI_FALSE});
     auto scan = std::shared_ptr<TopKScan>(new TopKScan{model, std::move(selector), {}});
     return static_cast<jlong>(TopKScans().Add(std::move(scan)));
   });
@@ -196,7 +193,7 @@ jlong OpenTopK(JNIEnv* env, jclass, jlong model_handle, jint kind, jint start_it
 jlong OpenTopKProgram(JNIEnv* env, jclass, jlong program_handle, jint k, jboolean descending) {
   return Guarded<jlong>(env, 0, [&] {
     std::shared_ptr<const Program> program = Programs().Get(program_handle);
-    engine::TopKSelector selector = TopKSelectorFor(*program, engine::TopKQuery{k, descending != JNI_FALSE});
+    TopKSelector selector(RankedScore(*program), TopKQuery{k, descending != JNI_FALSE});
     auto scan = std::shared_ptr<TopKScan>(new TopKScan{program, std::move(selector), {}});
     return static_cast<jlong>(TopKScans().Add(std::move(scan)));
   });

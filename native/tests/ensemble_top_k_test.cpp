@@ -19,8 +19,7 @@
 
 #include "../src/booster.h"
 #include "../src/engine_predictor.h"
-#include "../src/program.h"
-#include "../src/program_top_k.h"
+#include "../src/program/program.h"
 #include "lightgbm_training.h"
 #include "top_k_checks.h"
 
@@ -110,7 +109,7 @@ std::vector<int32_t> RouteIndices(int slots, int routes, unsigned seed) {
 // it scores NaN kept with the program's bits, and, with one group, rows dropped before their end.
 void ExpectEachGroupsTopK(const Program& program, int k, bool descending, int num_groups,
                           const std::vector<int32_t>& routes = {}) {
-  engine::TopKSelector selector = TopKSelectorFor(program, engine::TopKQuery{k, descending}, 7);
+  TopKSelector selector(RankedScore(program, 7), TopKQuery{k, descending});
   ASSERT_TRUE(selector.boundable());
 
   const int batches = 3, batch_rows = kRows / batches, n = kRows;
@@ -199,8 +198,8 @@ Program Nested(const std::vector<std::shared_ptr<const Predictor>>& models, std:
 
 TEST(EnsembleTopK, KeepsEachGroupsTopKOfANestedEnsembleWithTheProgramsBits) {
   const auto& models = TrainedMembers().models;
-  engine::TopKSelector selector = TopKSelectorFor(Nested(models, {0.5, 0.5}, {1.0, 0.3, 0.2}, Combine::kSum),
-                                                  engine::TopKQuery{10, true}, 7);
+  const Program nested = Nested(models, {0.5, 0.5}, {1.0, 0.3, 0.2}, Combine::kSum);
+  TopKSelector selector(RankedScore(nested, 7), TopKQuery{10, true});
   EXPECT_EQ(3 * 6, selector.num_stages());  // the shared member is one: three members of 40 trees in 6 stages
   for (const bool descending : {true, false}) {
     ExpectEachGroupsTopK(Nested(models, {0.5, 0.5}, {1.0, 0.3, 0.2}, Combine::kSum), 10, descending, 1);
@@ -256,7 +255,8 @@ TEST(EnsembleTopK, KeepsEachGroupsTopKThroughRoutesScoringOnlyTheMembersTheyPick
   }
   // A full score of a row routed to one member evaluates that member's trees only, and so does
   // selection: no row runs a member its route does not pick.
-  engine::TopKSelector selector = TopKSelectorFor(RouteAtRoot(models), engine::TopKQuery{kRows, true});
+  const Program routed = RouteAtRoot(models);
+  TopKSelector selector(RankedScore(routed), TopKQuery{kRows, true});
   const std::vector<double> inputs = Inputs(kRows, 41);
   const RowMajor matrix(inputs.data(), kRows, kInputs);
   std::vector<int32_t> kept(kRows);
@@ -279,7 +279,7 @@ TEST(EnsembleTopK, KeepsEachGroupsTopKThroughRoutesScoringOnlyTheMembersTheyPick
 TEST(EnsembleTopK, ScoresEveryRowWhereAWeightedOutputCouldBeInfinite) {
   // 1e308 times an output above 1 overflows: no bound orders an infinite sum, so nothing is dropped.
   const Program program = Ensemble(TrainedMembers().models, {1e308, 1.0, 1.0}, Combine::kSum, {});
-  engine::TopKSelector selector = TopKSelectorFor(program, engine::TopKQuery{5, true});
+  TopKSelector selector(RankedScore(program), TopKQuery{5, true});
   EXPECT_FALSE(selector.boundable());
   const int n = 3000;
   const std::vector<double> inputs = Inputs(n, 5);
@@ -291,27 +291,27 @@ TEST(EnsembleTopK, ScoresEveryRowWhereAWeightedOutputCouldBeInfinite) {
 
 TEST(EnsembleTopK, RefusesWhatItCannotBound) {
   const auto& models = TrainedMembers().models;
-  EXPECT_THROW(TopKSelectorFor(Ensemble(models, {0.5, -0.1, 0.6}, Combine::kSum, {}), engine::TopKQuery{5}),
+  EXPECT_THROW(RankedScore(Ensemble(models, {0.5, -0.1, 0.6}, Combine::kSum, {})),
                std::invalid_argument);
   // A cascade at the root, an ensemble with a cascade among its members, and a route to one.
   const ModelNode first{models[0], PredictKind::kPrediction, {0, 1, 2, 3, 4}};
   const ModelNode second{models[1], PredictKind::kPrediction, {5, 1, 0, 3, 2}};
   std::vector<ProgramNode> cascade{first, second, CascadeNode{0, 1, 0.2, 0.8}};
-  EXPECT_THROW(TopKSelectorFor(Program(std::move(cascade), kInputs, 0), engine::TopKQuery{5}), std::invalid_argument);
+  EXPECT_THROW(RankedScore(Program(std::move(cascade), kInputs, 0)), std::invalid_argument);
   std::vector<ProgramNode> in_ensemble{first, second, CascadeNode{0, 1, 0.2, 0.8}, EnsembleNode{{0, 2}, {1.0, 1.0}, Combine::kSum, {}}};
-  EXPECT_THROW(TopKSelectorFor(Program(std::move(in_ensemble), kInputs, 0), engine::TopKQuery{5}), std::invalid_argument);
+  EXPECT_THROW(RankedScore(Program(std::move(in_ensemble), kInputs, 0)), std::invalid_argument);
   std::vector<ProgramNode> routed{first, second, CascadeNode{0, 1, 0.2, 0.8}, RouteNode{0, {1, 2}}};
-  EXPECT_THROW(TopKSelectorFor(Program(std::move(routed), kInputs, 1), engine::TopKQuery{5}), std::invalid_argument);
+  EXPECT_THROW(RankedScore(Program(std::move(routed), kInputs, 1)), std::invalid_argument);
   // A negative weight inside a nested ensemble, and inside an ensemble a route picks.
-  EXPECT_THROW(TopKSelectorFor(Nested(models, {0.5, -0.5}, {1.0, 0.3, 0.2}, Combine::kSum), engine::TopKQuery{5}),
+  EXPECT_THROW(RankedScore(Nested(models, {0.5, -0.5}, {1.0, 0.3, 0.2}, Combine::kSum)),
                std::invalid_argument);
   std::vector<ProgramNode> negative{first, second, EnsembleNode{{0, 1}, {1.0, -1.0}, Combine::kSum, {}}, RouteNode{0, {0, 2}}};
-  EXPECT_THROW(TopKSelectorFor(Program(std::move(negative), kInputs, 1), engine::TopKQuery{5}), std::invalid_argument);
+  EXPECT_THROW(RankedScore(Program(std::move(negative), kInputs, 1)), std::invalid_argument);
   // A member on LightGBM's predictor.
   auto lightgbm = std::make_shared<Booster>(Booster::FromModelText(Train("regression", 1)));
   std::vector<ProgramNode> mixed{ModelNode{lightgbm, PredictKind::kPrediction, {0, 1, 2, 3, 4}},
                                  EnsembleNode{{0}, {1.0}, Combine::kSum, {}}};
-  EXPECT_THROW(TopKSelectorFor(Program(std::move(mixed), kInputs, 0), engine::TopKQuery{5}), std::invalid_argument);
+  EXPECT_THROW(RankedScore(Program(std::move(mixed), kInputs, 0)), std::invalid_argument);
 }
 
 }  // namespace

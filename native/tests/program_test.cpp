@@ -14,7 +14,7 @@
 #include "../src/booster.h"
 #include "../src/engine_predictor.h"
 #include "../src/lightgbm_error.h"
-#include "../src/program.h"
+#include "../src/program/program_decoder.h"
 
 namespace treescore {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "../src/engine/exact_scorer.h"
 #include "../src/engine/rest_bounds.h"
-#include "../src/engine/top_k.h"
+#include "../src/top_k/selector.h"
 #include "../src/model/decision.h"
 #include "../src/model/lightgbm_text.h"
 #include "lightgbm_training.h"
@@ -139,10 +139,8 @@ TEST(RestBounds, NeverDropARowAtABarOfItsOwnScore) {
       if (raw) model.PredictRaw(matrix.batch(), IterationRange{}, full.data());
       else model.Predict(matrix.batch(), IterationRange{}, full.data());
       for (bool descending : {true, false}) {
-        TopKMember member{&model};
-        member.raw = raw;
         // k larger than every batch: the bar is the floor alone, the row's own key.
-        TopKSelector selector(member, TopKQuery{1 << 30, descending}, 4);
+        TopKSelector selector(RankedScore(model, raw, IterationRange{}, 4), TopKQuery{1 << 30, descending});
         for (int r = 0; r < n; ++r) {
           int32_t kept = 0;
           double score = 0;

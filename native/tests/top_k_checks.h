@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../src/engine/top_k.h"
+#include "../src/top_k/selector.h"
 
 namespace treescore {
 namespace test_checks {
@@ -15,7 +15,7 @@ namespace test_checks {
 // Selects `all` in two halves and expects every row kept with the bits of `full` (each row's
 // full score): a selector that can bound nothing must drop nothing, in the second batch too,
 // when its groups' bars are known.
-inline void ExpectEveryRowKeptWithItsScore(engine::TopKSelector* selector, const FeatureBatch& all,
+inline void ExpectEveryRowKeptWithItsScore(TopKSelector* selector, const FeatureBatch& all,
                                            const std::vector<double>& full) {
   const int n = all.num_rows;
   std::vector<int32_t> kept(static_cast<size_t>(n));

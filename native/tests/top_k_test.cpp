@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "../src/engine/exact_scorer.h"
-#include "../src/engine/top_k.h"
+#include "../src/top_k/selector.h"
 #include "../src/model/decision.h"
 #include "../src/model/lightgbm_text.h"
 #include "lightgbm_training.h"
@@ -66,10 +66,7 @@ class TopKTest : public ::testing::TestWithParam<Case> {};
 TEST_P(TopKTest, KeepsEveryRowOfEachGroupsTopKWithItsExactScore) {
   const auto [objective, k, descending, raw, num_groups, per_stage] = GetParam();
   const ExactScorer model(model::ReadLightGbmText(TrainModel(objective)), Layout::kAuto);
-  TopKMember member;
-  member.model = &model;
-  member.raw = raw;
-  TopKSelector selector(member, TopKQuery{k, descending}, per_stage);
+  TopKSelector selector(RankedScore(model, raw, IterationRange{}, per_stage), TopKQuery{k, descending});
 
   const int batches = 4, batch_rows = 5000, n = batches * batch_rows;
   const std::vector<double> rows = Rows(n, 17);
@@ -135,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(TopKSelection, KeepsEveryRowThatTiesWithTheKth) {
   const ExactScorer model(model::ReadLightGbmText(TrainModel("objective=binary")), Layout::kAuto);
-  TopKSelector selector(TopKMember{&model}, TopKQuery{5}, 3);
+  TopKSelector selector(RankedScore(model, false, IterationRange{}, 3), TopKQuery{5});
   // 40 distinct rows, then 2000 copies of one of the best: the copies tie, so all are kept.
   std::vector<double> rows = Rows(40, 23);
   std::vector<double> scores(40);
@@ -165,7 +162,7 @@ TEST(TopKSelection, DropsRowsBelowAFloorAndKeepsTheTopAboveIt) {
   std::sort(sorted.begin(), sorted.end(), std::greater<double>());
   // Another partition kept rows reaching the 50th best score: a floor for this one.
   const double floor = sorted[49];
-  TopKSelector selector(TopKMember{&model}, TopKQuery{100}, 6);
+  TopKSelector selector(RankedScore(model, false, IterationRange{}, 6), TopKQuery{100});
   std::vector<int32_t> kept(static_cast<size_t>(n));
   std::vector<double> scores(static_cast<size_t>(n));
   selector.Select(matrix.batch(), nullptr, floor, kept.data(), scores.data());
@@ -184,7 +181,7 @@ TEST(TopKSelection, ScoresAndKeepsEveryRowOfAModelWithANanLeaf) {
   const size_t leaves = text.find("leaf_value=") + std::string("leaf_value=").size();
   text.replace(leaves, text.find(' ', leaves) - leaves, "nan");
   const ExactScorer model(model::ReadLightGbmText(text), Layout::kAuto);
-  TopKSelector selector(TopKMember{&model}, TopKQuery{10}, 3);
+  TopKSelector selector(RankedScore(model, false, IterationRange{}, 3), TopKQuery{10});
   EXPECT_FALSE(selector.boundable());
   const int n = 4000;
   const std::vector<double> rows = Rows(n, 37);
@@ -196,7 +193,7 @@ TEST(TopKSelection, ScoresAndKeepsEveryRowOfAModelWithANanLeaf) {
 
 TEST(TopKSelection, RefusesKBelowOne) {
   const ExactScorer model(model::ReadLightGbmText(TrainModel("objective=regression")), Layout::kAuto);
-  EXPECT_THROW(TopKSelector(TopKMember{&model}, TopKQuery{0}), std::invalid_argument);
+  EXPECT_THROW(TopKSelector(RankedScore(model, false, IterationRange{}), TopKQuery{0}), std::invalid_argument);
 }
 
 }  // namespace

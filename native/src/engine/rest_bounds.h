@@ -1,5 +1,5 @@
 // Bounds on what a model's remaining trees can still add to a row's raw score, after each of
-// its stages: the top-K selector's pruning power (top_k.h).
+// its stages: the top-K selector's pruning power (top_k/selector.h).
 //
 // The plain bound sums every remaining tree's largest (or smallest) leaf. A row's own values
 // make it tighter: a tree that splits on feature f can only reach the leaves whose paths agree

@@ -20,7 +20,7 @@ final case class RouteSlot(keyInput: Int, keyName: String, indexOf: Map[String, 
   })
 }
 
-/** A scorer flattened into the native program encoding (see native/src/program.h). */
+/** A scorer flattened into the native program encoding (see native/src/program/program_decoder.h). */
 final case class EncodedProgram(code: Array[Long], constants: Array[Double], models: Seq[TreeModel],
     routeSlots: Seq[RouteSlot])
 

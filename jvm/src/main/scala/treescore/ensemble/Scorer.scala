@@ -14,7 +14,7 @@ sealed trait Scorable extends Serializable {
 
 /**
  * Something `score` can evaluate into one double per row: a model, or a combination of
- * scorers evaluated natively in the same batched pass (see native/src/program.h).
+ * scorers evaluated natively in the same batched pass (see native/src/program/program.h).
  *
  * Every scorer reads named numeric inputs (columns, by default named like model features)
  * and, for routing, named key columns. Nesting is free: ensembles of routes of cascades...

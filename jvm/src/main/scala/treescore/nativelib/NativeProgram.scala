@@ -4,7 +4,7 @@ import java.util.concurrent.atomic.AtomicBoolean
 
 /**
  * The one owner of a compiled native program: an ensemble, route, cascade or grid over loaded
- * models (see native/src/program.h for the encoding). The program holds its models' native
+ * models (see native/src/program/program_decoder.h for the encoding). The program holds its models' native
  * handles until close(), which releases it exactly once.
  */
 final class NativeProgram private (private[nativelib] val handle: Long) extends AutoCloseable {
@@ -18,7 +18,7 @@ final class NativeProgram private (private[nativelib] val handle: Long) extends 
    * per route slot, or None when the program has no routes. A monotone curve (`monotoneCode`
    * 1 running max, -1 running min, 0 none) runs along each run of `monotoneRun` points.
    * With `contributions`, each row gets its SHAP values instead: inputs.numColumns + 1 doubles
-   * (native/src/program.h, Program::EvaluateContributions). Returns how many rows a cascade escalated.
+   * (native/src/program/program.h, Program::EvaluateContributions). Returns how many rows a cascade escalated.
    */
   def evaluate(inputs: FeatureColumns, numRows: Int, routes: Option[OffHeapInts], numThreads: Int, gridPoints: Int,
       gridInputs: Array[Int], gridValues: OffHeapDoubles, monotoneCode: Int, monotoneRun: Int,

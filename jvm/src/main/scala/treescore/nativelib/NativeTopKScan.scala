@@ -5,7 +5,7 @@ import java.util.concurrent.atomic.AtomicBoolean
 import treescore.model.{Engine, PredictKind}
 
 /**
- * The one owner of a native top-K scan (native/src/engine/top_k.h): one task's exact top-K
+ * The one owner of a native top-K scan (native/src/top_k/selector.h): one task's exact top-K
  * selection over a model loaded into treescore's engine or over an ensemble program, which
  * keeps each group's k best scores from batch to batch and holds the model or program until
  * close(), which releases it exactly once.

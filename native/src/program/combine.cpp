@@ -1,4 +1,4 @@
-#include "combine.h"
+#include "program/combine.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "combine.h"
+#include "program/combine.h"
 #include "predictor.h"
 
 namespace treescore {
@@ -32,11 +32,19 @@ struct EnsembleNode {
   std::vector<Transform> transforms;
 };
 
+// A route index that picks no route: the row scores NaN (the JVM turns that into null).
+constexpr int32_t kNoRoute = -1;
+
 // Rows go to routes[route index]; the index comes from the caller (the JVM maps keys to
-// indices). An index of -1 scores NaN (the JVM turns that into null).
+// indices, and unknown keys to kNoRoute).
 struct RouteNode {
   int slot = 0;  // which route-index column
   std::vector<int> routes;
+
+  // The route row `row` takes: its index in this node's slot of route_index (rows x num_slots
+  // int32 values), 0 .. routes.size() - 1 or kNoRoute. Throws std::invalid_argument for any
+  // other index. Scoring, contributions and top-K selection all pick through this.
+  int32_t Pick(const int32_t* route_index, int num_slots, int64_t row) const;
 };
 
 // Rows whose first-stage output is below accept_below or above accept_above keep it; the
@@ -105,16 +113,5 @@ class Program {
   int num_inputs_;
   int num_route_slots_;
 };
-
-// Decodes the flat encoding the JVM sends (see ProgramEncoding.scala) and checks every index,
-// so a malformed program is an exception, never an out-of-bounds read.
-//   code:      num_inputs, num_route_slots, num_nodes, then per node:
-//              0 model:    model_slot, kind, num_columns, columns...
-//              1 ensemble: combine, num_members, members..., num_transforms, transform types...
-//              2 route:    slot, num_routes, routes...
-//              3 cascade:  first, full
-//   constants: per ensemble its weights then (lo, hi) per transform; per cascade (below, above)
-Program DecodeProgram(const std::vector<int64_t>& code, const std::vector<double>& constants,
-                      const std::vector<std::shared_ptr<const Predictor>>& models);
 
 }  // namespace treescore
