@@ -14,21 +14,9 @@
 
 namespace treescore {
 
-class BatchSelection {
- public:
-  // Checks the batch against what the selector reads; throws std::invalid_argument naming
-  // what is wrong (too few columns, a negative group, route indices missing, a floor with
-  // groups).
-  BatchSelection(const RankedScore& score, const StageSchedule& schedule, bool descending, Leaderboard* leaderboard,
-                 const FeatureBatch& rows, const int32_t* groups, double floor, const int32_t* routes);
-
-  // TopKSelector::Select's work: sets kept[r] and, for kept rows, scores[r]; returns the rows kept.
-  int32_t Run(int32_t* kept, double* scores);
-
-  int64_t trees_evaluated() const { return trees_evaluated_; }
-  int64_t trees_in_full() const { return trees_in_full_; }
-
- private:
+// The storage a selector lends each of its batches, so that batches after the first allocate
+// nothing: what it holds belongs to the batch being selected, which rewrites it.
+struct SelectionBuffers {
   // A row still being scored: its place in the batch, its place in the rows RunStage reads
   // (the batch itself, or the compacted survivors), its group, and the best key its score
   // can still reach.
@@ -38,6 +26,42 @@ class BatchSelection {
     int32_t group;
     double best;
   };
+
+  std::vector<Candidate> candidates;
+  std::vector<double> sums;        // [row * members + m]: member m's partial raw sum
+  std::vector<uint16_t> bins;      // [row * bins_per_row + ...]
+  std::vector<uint8_t> binned;     // per row: whether its bins are found
+  std::vector<uint8_t> needs;      // with routes, [row * members + m]: whether its score reads member m
+  std::vector<uint8_t> unbounded;  // with routes, per row: a route it reaches picks none
+  std::vector<uint8_t> reached;    // RankedScore::Needs' scratch
+  std::vector<size_t> needing;     // RunStage's: the candidates that need its member
+  std::vector<int32_t> picked;
+  std::vector<double> running, member_values;
+  std::vector<std::vector<const double*>> member_columns;
+  RankedScore::Scratch combine_scratch;
+  std::vector<double> bounds;      // SplitLeaders' grouped bounds
+  std::vector<Candidate> leaders, others, chunk;
+  std::vector<double> compacted;
+  std::unique_ptr<RowMajor> compacted_rows;
+};
+
+class BatchSelection {
+ public:
+  // Checks the batch against what the selector reads; throws std::invalid_argument naming
+  // what is wrong (too few columns, a negative group, route indices missing, a floor with
+  // groups).
+  BatchSelection(const RankedScore& score, const StageSchedule& schedule, bool descending, Leaderboard* leaderboard,
+                 const FeatureBatch& rows, const int32_t* groups, double floor, const int32_t* routes,
+                 SelectionBuffers* buffers);
+
+  // TopKSelector::Select's work: sets kept[r] and, for kept rows, scores[r]; returns the rows kept.
+  int32_t Run(int32_t* kept, double* scores);
+
+  int64_t trees_evaluated() const { return trees_evaluated_; }
+  int64_t trees_in_full() const { return trees_in_full_; }
+
+ private:
+  using Candidate = SelectionBuffers::Candidate;
 
   // The key rows are ranked by, larger is better: the score, or its negation when ascending.
   double Key(double score) const { return descending_ ? score : -score; }
@@ -74,21 +98,7 @@ class BatchSelection {
   const FeatureBatch& rows_;
   const int32_t* routes_;
   double floor_;
-  std::vector<Candidate> candidates_;
-  std::vector<double> sums_;        // [row * members + m]: member m's partial raw sum
-  std::vector<uint16_t> bins_;      // [row * bins_per_row + ...]
-  std::vector<uint8_t> binned_;     // per row: whether its bins are found
-  std::vector<uint8_t> needs_;      // with routes, [row * members + m]: whether its score reads member m
-  std::vector<uint8_t> unbounded_;  // with routes, per row: a route it reaches picks none
-  // Scratch reused across stages and rows.
-  std::vector<size_t> needing_;
-  std::vector<int32_t> picked_;
-  std::vector<double> running_, member_values_;
-  std::vector<std::vector<const double*>> member_columns_;
-  RankedScore::Scratch combine_scratch_;
-  std::vector<double> bounds_;
-  std::vector<double> compacted_;
-  std::unique_ptr<RowMajor> compacted_rows_;
+  SelectionBuffers& buffers_;
   int64_t trees_evaluated_ = 0;
   int64_t trees_in_full_ = 0;
 };

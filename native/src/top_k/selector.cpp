@@ -1,7 +1,5 @@
 #include "top_k/selector.h"
 
-#include "top_k/batch_selection.h"
-
 namespace treescore {
 
 TopKSelector::TopKSelector(RankedScore score, TopKQuery query)
@@ -9,7 +7,7 @@ TopKSelector::TopKSelector(RankedScore score, TopKQuery query)
 
 int32_t TopKSelector::Select(const FeatureBatch& rows, const int32_t* groups, double floor, int32_t* kept,
                              double* scores, const int32_t* routes) {
-  BatchSelection batch(score_, schedule_, query_.descending, &leaderboard_, rows, groups, floor, routes);
+  BatchSelection batch(score_, schedule_, query_.descending, &leaderboard_, rows, groups, floor, routes, &buffers_);
   const int32_t count = batch.Run(kept, scores);
   trees_evaluated_ += batch.trees_evaluated();
   trees_in_full_ += batch.trees_in_full();

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "rows/feature_batch.h"
+#include "top_k/batch_selection.h"
 #include "top_k/leaderboard.h"
 #include "top_k/ranked_score.h"
 #include "top_k/stage_schedule.h"
@@ -70,6 +71,7 @@ class TopKSelector {
   TopKQuery query_;
   StageSchedule schedule_;
   Leaderboard leaderboard_;
+  SelectionBuffers buffers_;
   int64_t trees_evaluated_ = 0;
   int64_t trees_in_full_ = 0;
 };
