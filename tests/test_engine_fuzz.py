@@ -2,7 +2,7 @@
 the pinned release: trained models of every shape the loader test uses, scored on random rows
 full of what breaks evaluators (NaN, +-0, +-inf, subnormals, the neighbours of LightGBM's zero
 threshold, every split threshold and its neighbours one ulp away, odd categorical codes), every
-output kind the engine computes and iteration ranges, compared bit for bit."""
+output kind (TreeSHAP contributions too) and iteration ranges, compared bit for bit."""
 import zlib
 
 import numpy as np
@@ -38,7 +38,8 @@ def test_engine_equals_lightgbm_bit_for_bit(name, layout):
     engine = treescore_native.ExactScorer(booster.model_to_string(), layout)
     assert engine.layout == layout
     total = booster.num_trees() // booster.num_model_per_iteration()
-    for kind, args in (("prediction", {}), ("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True})):
+    for kind, args in (("prediction", {}), ("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True}),
+                       ("contrib", {"pred_contrib": True})):
         expected = booster.predict(x, **args)
         assert_same_bits(engine.predict(x, kind).reshape(expected.shape), expected, f"{name} {kind}")
         two_threads = engine.predict(x, kind, num_threads=2)  # rows split in two: the same bits
@@ -67,7 +68,7 @@ def test_auto_picks_quickscorer_up_to_64_leaves_and_the_node_walk_beyond():
         treescore_native.ExactScorer(wide, "quickscorer")
 
 
-def test_the_engine_refuses_linear_trees_and_contributions():
+def test_the_engine_refuses_linear_trees_and_contributions_without_counts():
     import lightgbm as lgb
 
     rng = np.random.default_rng(1)
@@ -75,6 +76,9 @@ def test_the_engine_refuses_linear_trees_and_contributions():
     linear = lgb.train({"objective": "regression", "linear_tree": True, "verbose": -1}, lgb.Dataset(x, x[:, 0]), 3)
     with pytest.raises(ValueError, match="linear tree"):
         treescore_native.ExactScorer(linear.model_to_string())
-    plain = lgb.train({"objective": "regression", "verbose": -1}, lgb.Dataset(x, x[:, 0]), 3)
-    with pytest.raises(ValueError, match="contributions"):
-        treescore_native.ExactScorer(plain.model_to_string()).predict(x, "contrib")
+    plain = lgb.train({"objective": "regression", "verbose": -1}, lgb.Dataset(x, x[:, 0]), 3).model_to_string()
+    uncounted = "\n".join(line for line in plain.splitlines() if not line.startswith(("leaf_count=", "internal_count=")))
+    engine = treescore_native.ExactScorer(uncounted)
+    assert_same_bits(engine.predict(x, "raw"), treescore_native.ExactScorer(plain).predict(x, "raw"))
+    with pytest.raises(ValueError, match="training counts"):
+        engine.predict(x, "contrib")

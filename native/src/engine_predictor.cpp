@@ -22,10 +22,9 @@ int64_t EnginePredictor::OutputsPerRow(PredictKind kind, IterationRange range) c
     case PredictKind::kLeaf:
       return scorer_.LeafOutputsPerRow(range);
     case PredictKind::kContrib:
-      break;
+      return scorer_.ContribOutputsPerRow();
   }
-  throw std::invalid_argument("treescore's engine does not compute contributions (kind contrib); "
-                              "LightGBM's engine does");
+  throw std::invalid_argument("unknown prediction kind");
 }
 
 namespace {
@@ -63,9 +62,9 @@ void EnginePredictor::PredictPart(const engine::ExactScorer& scorer, const Featu
     case PredictKind::kPrediction: scorer.Predict(rows, iterations, out); return;
     case PredictKind::kRaw: scorer.PredictRaw(rows, iterations, out); return;
     case PredictKind::kLeaf: scorer.PredictLeaf(rows, iterations, out); return;
-    case PredictKind::kContrib: break;
+    case PredictKind::kContrib: scorer.PredictContrib(rows, iterations, out); return;
   }
-  throw std::logic_error("contributions reached the engine's scoring loop");
+  throw std::invalid_argument("unknown prediction kind");
 }
 
 namespace {

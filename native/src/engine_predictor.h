@@ -23,8 +23,8 @@ class EnginePredictor final : public Predictor {
   Engine engine() const override { return Engine::kTreescore; }
   const engine::ExactScorer& scorer() const { return scorer_; }
 
-  // Raw and prediction give num_classes doubles per row, leaf one per used tree; contributions
-  // are refused (std::invalid_argument), since the engine has no TreeSHAP of its own.
+  // Raw and prediction give num_classes doubles per row, leaf one per used tree, contributions
+  // num_classes x (num_features + 1).
   int64_t OutputsPerRow(PredictKind kind, IterationRange range) const override;
 
   // Rows are split into num_threads contiguous parts scored side by side; every row's result

@@ -95,7 +95,7 @@ TEST(EnginePredictorTest, EqualsLightGbmPredictorForEveryKindRangeAndThreadCount
   EXPECT_EQ(ours.num_classes(), lightgbm.num_classes());
   for (int num_rows : {0, 1, 7, 8, 9, 1001}) {
     const std::vector<double> rows = Rows(num_rows, 17, true);
-    for (PredictKind kind : {PredictKind::kPrediction, PredictKind::kRaw, PredictKind::kLeaf}) {
+    for (PredictKind kind : {PredictKind::kPrediction, PredictKind::kRaw, PredictKind::kLeaf, PredictKind::kContrib}) {
       for (IterationRange range : {IterationRange{}, IterationRange{3, 5}}) {
         const int64_t per_row = lightgbm.OutputsPerRow(kind, range);
         ASSERT_EQ(ours.OutputsPerRow(kind, range), per_row);
@@ -127,7 +127,7 @@ TEST(EnginePredictorTest, EveryIterationRangeGivesLightGbmBits) {
       const std::vector<double> rows = Rows(37, 5, true);
       for (int pass = 0; pass < 2; ++pass) {
         for (const IterationRange& range : ranges) {
-          for (PredictKind kind : {PredictKind::kPrediction, PredictKind::kRaw, PredictKind::kLeaf}) {
+          for (PredictKind kind : {PredictKind::kPrediction, PredictKind::kRaw, PredictKind::kLeaf, PredictKind::kContrib}) {
             const int64_t per_row = lightgbm.OutputsPerRow(kind, range);
             ASSERT_EQ(ours.OutputsPerRow(kind, range), per_row);
             std::vector<double> expected(static_cast<size_t>(37 * per_row)), got(expected.size());
@@ -297,9 +297,8 @@ TEST(EnginePredictorTest, EveryBatchLayoutGivesTheBitsOfRowMajorRows) {
                std::invalid_argument);
 }
 
-TEST(EnginePredictorTest, RefusesContributionsAndBadShapesWithReasons) {
+TEST(EnginePredictorTest, RefusesBadShapesWithReasons) {
   const EnginePredictor ours = EnginePredictor::FromModelText(Train(""));
-  EXPECT_THROW(ours.OutputsPerRow(PredictKind::kContrib, {}), std::invalid_argument);
   std::vector<double> rows(kCols * 2), out(2);
   EXPECT_THROW(ours.Predict(rows.data(), 2, kCols - 1, PredictKind::kRaw, {}, 1, out.data(), 2), std::invalid_argument);
   EXPECT_THROW(ours.Predict(rows.data(), 2, kCols, PredictKind::kRaw, {}, 0, out.data(), 2), std::invalid_argument);

@@ -26,6 +26,7 @@ ExactScorer::ExactScorer(model::Forest forest, Layout layout) : forest_(std::mak
     layout_ = Layout::kNodeWalk;
     walker_ = std::make_unique<NodeWalker>(*forest_);
   }
+  shap_ = std::make_unique<TreeShap>(*forest_);
   for (const model::Tree& tree : forest_->trees) {
     first_leaf_.push_back(leaf_values_.size());
     leaf_values_.insert(leaf_values_.end(), tree.leaf_value.begin(), tree.leaf_value.end());
@@ -232,6 +233,29 @@ void ExactScorer::PredictLeaf(const FeatureBatch& rows, IterationRange iteration
       for (int64_t t = 0; t < per_row; ++t) out[(r0 + r) * per_row + t] = leaves.Leaf(r, static_cast<size_t>(t));
     }
   });
+}
+
+void ExactScorer::PredictContrib(const FeatureBatch& rows, IterationRange iterations, double* out) const {
+  int first = 0, count = 0;
+  Range(iterations, &first, &count);
+  const auto per_iteration = static_cast<size_t>(forest_->trees_per_iteration);
+  const int64_t per_row = ContribOutputsPerRow();
+  const int num_features = forest_->num_features;
+  // Rows a block at a time, each tree over the whole block, so that a tree's tables are read
+  // from memory once per block: on bench/'s 300-tree model, 512 rows ran 15% faster than 64.
+  constexpr int kShapBlockRows = 512;
+  std::vector<double> values(static_cast<size_t>(kShapBlockRows) * static_cast<size_t>(num_features));
+  TreeShap::Scratch scratch;
+  for (int64_t r0 = 0; r0 < rows.num_rows; r0 += kShapBlockRows) {
+    const int n = static_cast<int>(std::min<int64_t>(kShapBlockRows, rows.num_rows - r0));
+    for (int r = 0; r < n; ++r) {
+      for (int32_t f = 0; f < num_features; ++f) {
+        values[static_cast<size_t>(r) * num_features + f] = model::ReadInput(forest_->input_reading, rows.At(r0 + r, f));
+      }
+    }
+    shap_->Explain(values.data(), n, static_cast<size_t>(first) * per_iteration, static_cast<size_t>(count) * per_iteration,
+                   &scratch, out + r0 * per_row);
+  }
 }
 
 void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& grid, IterationRange iterations,

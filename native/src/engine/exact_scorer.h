@@ -14,6 +14,7 @@
 #include "model/forest.h"
 #include "node_walker.h"
 #include "quick_scorer.h"
+#include "tree_shap.h"
 
 namespace treescore {
 namespace engine {
@@ -43,6 +44,9 @@ class ExactScorer {
   void PredictRaw(const FeatureBatch& rows, IterationRange iterations, double* out) const;
   void Predict(const FeatureBatch& rows, IterationRange iterations, double* out) const;
   void PredictLeaf(const FeatureBatch& rows, IterationRange iterations, double* out) const;
+  // TreeSHAP contributions, LightGBM's bits (tree_shap.h): num_classes x (num_features + 1) per row.
+  int64_t ContribOutputsPerRow() const { return shap_->OutputsPerRow(); }
+  void PredictContrib(const FeatureBatch& rows, IterationRange iterations, double* out) const;
 
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(IterationRange iterations, int* first, int* count) const;
@@ -96,6 +100,7 @@ class ExactScorer {
   Layout layout_;                        // the one in use: kQuickScorer or kNodeWalk
   std::unique_ptr<QuickScorer> quick_;   // one of the two layouts
   std::unique_ptr<NodeWalker> walker_;
+  std::unique_ptr<TreeShap> shap_;
   // Every tree's leaf values in one array, tree after tree, so summing reads no tree structure.
   std::vector<double> leaf_values_;
   std::vector<size_t> first_leaf_;  // per tree: where its values start in leaf_values_

@@ -1,0 +1,102 @@
+// TreeSHAP contributions (Lundberg et al., arXiv:1706.06060) with LightGBM's bits, at a fraction
+// of its cost.
+//
+// LightGBM (Tree::TreeSHAP, GBDT::PredictContrib) visits every node for every row, the hot child
+// (the row's own decision) before the cold one, and at each leaf adds w * (one - zero) * value to
+// each feature on the leaf's path. A row enters only through its node decisions: an element's
+// one_fraction is 1 or 0 as the row's decisions agree with the path, and everything else (the
+// path's features, zero fractions and unwinds) is fixed by the tree. So a leaf's addends depend on
+// the row only through which of its ancestors' edges are hot. They are computed here once per such
+// pattern, by LightGBM's path arithmetic in its order (shap_path.h), and kept in a table per leaf;
+// a row then costs its node decisions, a lookup per leaf and the additions into its contributions,
+// made in LightGBM's order (trees in sequence, leaves in the row's hot-first order, elements in path
+// order), so every sum is LightGBM's. A leaf too deep for a table (2^depth patterns) replays its
+// path for the row instead, with the same arithmetic.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "engine/shap_path.h"
+#include "model/forest.h"
+
+namespace treescore {
+namespace engine {
+
+class TreeShap {
+ public:
+  // A leaf gets a table of 2^depth patterns up to this depth; deeper leaves replay their path.
+  static constexpr int kMaxTableDepth = 12;
+
+  // The forest must outlive this. The tables are built on the first Explain, for every tree,
+  // so that a model only scored never pays for them.
+  explicit TreeShap(const model::Forest& forest);
+
+  // Doubles per row: num_features + 1 per class, the expected value last in each class's run.
+  int64_t OutputsPerRow() const;
+
+  // What one caller reuses from row to row.
+  struct Scratch {
+    struct Pending {
+      int32_t index;     // a node, or ~leaf
+      int32_t depth;     // edges from the root
+      uint64_t pattern;  // bit j: whether edge j of its path is hot (j < 64)
+      bool hot;          // whether the edge into it is
+    };
+    std::vector<Pending> pending;
+    std::vector<uint8_t> hot;  // per depth: whether the current path's edge there is hot
+    std::vector<ShapPathElement> path;
+    std::vector<double> addends;
+  };
+  // The contributions of num_rows rows over trees [first_tree, first_tree + num_trees) (whole
+  // iterations) into out[num_rows x OutputsPerRow()]. `values` holds the rows one after another,
+  // num_features values each as the forest reads them (model::ReadInput). Throws
+  // std::invalid_argument for a forest without covers.
+  void Explain(const double* values, int num_rows, size_t first_tree, size_t num_trees, Scratch* scratch,
+               double* out) const;
+
+  // Bytes the tables hold (0 before the first Explain).
+  size_t TableBytes() const;
+
+ private:
+  // An ancestor of a leaf, and whether the path goes to its left child.
+  struct Step {
+    int32_t node;
+    bool left;
+  };
+  struct Leaf {
+    int32_t depth = 0;             // edges from the root
+    int32_t elements = 0;          // path elements after the root's placeholder: addends per pattern
+    size_t first_step = 0;         // its ancestors in TreeTables::steps, root first
+    size_t first_feature = 0;      // its elements' features in TreeTables::features, in path order
+    size_t first_value = kReplay;  // its table in TreeTables::values: `elements` addends per pattern
+  };
+  static constexpr size_t kReplay = ~size_t{0};
+  struct TreeTables {
+    std::vector<Leaf> leaves;
+    std::vector<Step> steps;
+    std::vector<int32_t> features;
+    std::vector<double> values;
+  };
+
+  void Build() const;
+  // One row's contributions from one tree of more than one leaf, added to phi (its class's run).
+  void AddTree(const model::Tree& tree, const TreeTables& tables, const double* values, Scratch* scratch,
+               double* phi) const;
+  // Tree `tree`'s tables; each leaf gets one while *budget (addends) allows.
+  static TreeTables Tabulate(const model::Tree& tree, size_t* budget);
+  // Leaf `leaf`'s addends for a row whose edges along the path are hot where hot[j] != 0, into
+  // addends[0, elements), and its elements' features into features (if not null); returns
+  // the element count.
+  static int Replay(const model::Tree& tree, const TreeTables& tables, const Leaf& leaf, const uint8_t* hot,
+                     std::vector<ShapPathElement>* path, double* addends, int32_t* features);
+
+  const model::Forest& forest_;
+  mutable std::once_flag built_;
+  mutable std::vector<double> expected_value_;  // per tree
+  mutable std::vector<TreeTables> tables_;      // per tree
+};
+
+}  // namespace engine
+}  // namespace treescore
