@@ -26,7 +26,7 @@ SECTIONS = {"A": workloads.workload_a, "B": workloads.workload_b, "C": workloads
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_true", help="shrunk row counts, same model (under five minutes once the models are cached)")
+    size.add_argument("--quick", action="store_true", help="fewer rows, same model, the full run's ratios (A: 200,000 rows, under 4 minutes)")
     size.add_argument("--smoke", action="store_true", help="tiny everything, to check the suite runs")
     parser.add_argument("--out", default=RESULTS_DIR, help=f"where latest.md and the plots go (default {RESULTS_DIR})")
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated subset of " + ",".join(SECTIONS))

@@ -54,13 +54,15 @@ FULL = Sizes("full", features=200, trees=300, leaves=31, train_rows=50_000,
              runs=3, driver_memory="12g", warm_rows=50_000, jvm_warm_seconds=60, rows_shapes=200_000,
              cascade_sample_rows=100_000, topk_rows=2_000_000, topk_k=1_000)
 
-# Same model as the full run; rows shrunk until the whole run takes minutes, not hours.
+# Same model as the full run, and rows enough that every method runs for seconds per timed
+# run, far above Spark's fixed costs, so that its ratios match the full run's (workload A: 200,000
+# rows, as many partitions as the full run's); the slow Python methods still take most of the time.
 QUICK = Sizes("quick", features=200, trees=300, leaves=31, train_rows=50_000,
-              rows_a=8_000, rows_b=8_000, rows_c=200, udf_rows_a=400, udf_rows_c=40,
-              sweep_rows=8_000, batch_sizes=(512, 2_048, 8_192),
-              scaling_rows=(2_000, 4_000, 8_000), chunk_rows=1_000, partition_rows=4_000,
-              runs=3, driver_memory="4g", warm_rows=4_000, jvm_warm_seconds=20, rows_shapes=4_000,
-              cascade_sample_rows=20_000, topk_rows=40_000, topk_k=20)
+              rows_a=200_000, rows_b=200_000, rows_c=20_000, udf_rows_a=2_000, udf_rows_c=200,
+              sweep_rows=200_000, batch_sizes=(1_024, 8_192, 65_536),
+              scaling_rows=(50_000, 100_000, 200_000), chunk_rows=25_000, partition_rows=25_000,
+              runs=3, driver_memory="8g", warm_rows=20_000, jvm_warm_seconds=30, rows_shapes=50_000,
+              cascade_sample_rows=20_000, topk_rows=400_000, topk_k=200)
 
 # Tiny everything, no warm-up and a single timed run: checks that the suite runs end to end
 # (tests/test_bench_smoke.py); its numbers mean nothing.
