@@ -36,15 +36,6 @@ int64_t TreeShap::OutputsPerRow() const {
   return static_cast<int64_t>(forest_.num_classes) * (forest_.num_features + 1);
 }
 
-size_t TreeShap::TableBytes() const {
-  size_t bytes = 0;
-  for (const TreeTables& tables : tables_) {
-    bytes += tables.values.size() * sizeof(double) + tables.features.size() * sizeof(int32_t) +
-             tables.steps.size() * sizeof(Step) + tables.leaves.size() * sizeof(Leaf);
-  }
-  return bytes;
-}
-
 int TreeShap::Replay(const model::Tree& tree, const TreeTables& tables, const Leaf& leaf, const uint8_t* hot,
                      std::vector<ShapPathElement>* path_buffer, double* addends, int32_t* features) {
   path_buffer->resize(static_cast<size_t>(leaf.depth) + 1);

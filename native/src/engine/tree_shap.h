@@ -56,9 +56,6 @@ class TreeShap {
   void Explain(const double* values, int num_rows, size_t first_tree, size_t num_trees, Scratch* scratch,
                double* out) const;
 
-  // Bytes the tables hold (0 before the first Explain).
-  size_t TableBytes() const;
-
  private:
   // An ancestor of a leaf, and whether the path goes to its left child.
   struct Step {
