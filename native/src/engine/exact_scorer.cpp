@@ -242,15 +242,19 @@ void ExactScorer::PredictContrib(const FeatureBatch& rows, IterationRange iterat
   const int64_t per_row = ContribOutputsPerRow();
   const int num_features = forest_->num_features;
   // Rows a block at a time, each tree over the whole block, so that a tree's tables are read
-  // from memory once per block: on bench/'s 300-tree model, 512 rows ran 15% faster than 64.
-  constexpr int kShapBlockRows = 512;
-  std::vector<double> values(static_cast<size_t>(kShapBlockRows) * static_cast<size_t>(num_features));
+  // from memory once per block. The block is kept feature by feature, so a tree reads (and adds
+  // to) only its own features' runs. On bench/'s 300-tree model 2,000 rows so ran 10% faster
+  // than 512 kept row by row; a run of 2,048 rows would put every feature in the same cache set.
+  // Blocks stay within about 16 MB of values and contributions.
+  const int64_t row_bytes = (per_row + num_features) * static_cast<int64_t>(sizeof(double));
+  const int block_rows = static_cast<int>(std::max<int64_t>(64, std::min<int64_t>(2000, (int64_t{16} << 20) / row_bytes)));
+  std::vector<double> values(static_cast<size_t>(block_rows) * static_cast<size_t>(num_features));
   TreeShap::Scratch scratch;
-  for (int64_t r0 = 0; r0 < rows.num_rows; r0 += kShapBlockRows) {
-    const int n = static_cast<int>(std::min<int64_t>(kShapBlockRows, rows.num_rows - r0));
-    for (int r = 0; r < n; ++r) {
-      for (int32_t f = 0; f < num_features; ++f) {
-        values[static_cast<size_t>(r) * num_features + f] = model::ReadInput(forest_->input_reading, rows.At(r0 + r, f));
+  for (int64_t r0 = 0; r0 < rows.num_rows; r0 += block_rows) {
+    const int n = static_cast<int>(std::min<int64_t>(block_rows, rows.num_rows - r0));
+    for (int32_t f = 0; f < num_features; ++f) {
+      for (int r = 0; r < n; ++r) {
+        values[static_cast<size_t>(f) * n + r] = model::ReadInput(forest_->input_reading, rows.At(r0 + r, f));
       }
     }
     shap_->Explain(values.data(), n, static_cast<size_t>(first) * per_iteration, static_cast<size_t>(count) * per_iteration,

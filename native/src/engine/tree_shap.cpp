@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 #include "model/decision.h"
 
 namespace treescore {
 namespace engine {
 namespace {
+
+// Rows a pass locates before adding: their table entries' loads overlap.
+constexpr size_t kPassRows = 16;
 
 // Addends kept over all of a forest's tables (8 bytes each): beyond it, leaves replay.
 constexpr size_t kMaxTableAddends = size_t{1} << 24;
@@ -73,7 +77,7 @@ int TreeShap::Replay(const model::Tree& tree, const TreeTables& tables, const Le
   return depth;
 }
 
-TreeShap::TreeTables TreeShap::Tabulate(const model::Tree& tree, size_t* budget) {
+TreeShap::TreeTables TreeShap::Describe(const model::Tree& tree) {
   TreeTables tables;
   tables.leaves.resize(static_cast<size_t>(tree.num_leaves()));
   // Every leaf's ancestors, by a walk that keeps the current path.
@@ -97,10 +101,19 @@ TreeShap::TreeTables TreeShap::Tabulate(const model::Tree& tree, size_t* budget)
       continue;
     }
     const model::Node& node = tree.nodes[static_cast<size_t>(at.index)];
+    tables.visits.push_back({at.index, at.depth, 0, 0});
     pending.push_back({node.right, at.depth + 1, {at.index, false}});
     pending.push_back({node.left, at.depth + 1, {at.index, true}});
   }
-  // Each leaf's features and element count (the same for every pattern), then its table.
+  // Leaves under each child, children before parents.
+  std::vector<int32_t> leaves_under(tree.nodes.size());
+  for (auto visit = tables.visits.rbegin(); visit != tables.visits.rend(); ++visit) {
+    const model::Node& node = tree.nodes[static_cast<size_t>(visit->node)];
+    visit->left_leaves = node.left < 0 ? 1 : leaves_under[static_cast<size_t>(node.left)];
+    visit->right_leaves = node.right < 0 ? 1 : leaves_under[static_cast<size_t>(node.right)];
+    leaves_under[static_cast<size_t>(visit->node)] = visit->left_leaves + visit->right_leaves;
+  }
+  // Each leaf's features and element count (the same for every pattern); no tables yet.
   std::vector<ShapPathElement> buffer;
   std::vector<uint8_t> hot;
   std::vector<double> addends;
@@ -111,28 +124,54 @@ TreeShap::TreeTables TreeShap::Tabulate(const model::Tree& tree, size_t* budget)
     leaf.elements = Replay(tree, tables, leaf, hot.data(), &buffer, addends.data(), features.data());
     leaf.first_feature = tables.features.size();
     tables.features.insert(tables.features.end(), features.begin(), features.begin() + leaf.elements);
-    if (leaf.depth > kMaxTableDepth) continue;
-    const size_t patterns = size_t{1} << leaf.depth;
-    const size_t size = patterns * static_cast<size_t>(leaf.elements);
-    if (size > *budget) continue;
-    *budget -= size;
-    leaf.first_value = tables.values.size();
-    tables.values.resize(tables.values.size() + size);
-    for (size_t pattern = 0; pattern < patterns; ++pattern) {
-      for (int32_t j = 0; j < leaf.depth; ++j) hot[static_cast<size_t>(j)] = (pattern >> j) & 1;
-      Replay(tree, tables, leaf, hot.data(), &buffer,
-             tables.values.data() + leaf.first_value + pattern * static_cast<size_t>(leaf.elements), nullptr);
-    }
+    tables.replayed_addends += static_cast<size_t>(leaf.elements);
   }
   return tables;
 }
 
+void TreeShap::Fill(const model::Tree& tree, TreeTables* tables, Leaf* leaf) {
+  const size_t patterns = size_t{1} << leaf->depth;
+  const auto elements = static_cast<size_t>(leaf->elements);
+  leaf->first_value = tables->values.size();
+  tables->values.resize(tables->values.size() + patterns * elements);
+  tables->replayed_addends -= elements;
+  std::vector<ShapPathElement> buffer;
+  std::vector<uint8_t> hot(static_cast<size_t>(leaf->depth));
+  for (size_t pattern = 0; pattern < patterns; ++pattern) {
+    for (int32_t j = 0; j < leaf->depth; ++j) hot[static_cast<size_t>(j)] = (pattern >> j) & 1;
+    Replay(tree, *tables, *leaf, hot.data(), &buffer, tables->values.data() + leaf->first_value + pattern * elements,
+           nullptr);
+  }
+}
+
 void TreeShap::Build() const {
-  size_t budget = kMaxTableAddends;
+  // Tables go to the leaves whose tables are smallest, across the forest, while the budget
+  // lasts: the many shallow leaves gain most per addend kept, and deep ones replay.
+  struct Candidate {
+    size_t size;  // addends
+    size_t tree;
+    size_t leaf;
+  };
+  std::vector<Candidate> candidates;
   tables_.reserve(forest_.trees.size());
-  for (const model::Tree& tree : forest_.trees) {
+  for (size_t t = 0; t < forest_.trees.size(); ++t) {
+    const model::Tree& tree = forest_.trees[t];
     expected_value_.push_back(ExpectedValue(tree));
-    tables_.push_back(tree.num_leaves() > 1 ? Tabulate(tree, &budget) : TreeTables());
+    tables_.push_back(tree.num_leaves() > 1 ? Describe(tree) : TreeTables());
+    for (size_t l = 0; l < tables_[t].leaves.size(); ++l) {
+      const Leaf& leaf = tables_[t].leaves[l];
+      if (leaf.depth > kMaxTableDepth) continue;
+      candidates.push_back({(size_t{1} << leaf.depth) * static_cast<size_t>(leaf.elements), t, l});
+    }
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return std::tie(a.size, a.tree, a.leaf) < std::tie(b.size, b.tree, b.leaf);
+  });
+  size_t budget = kMaxTableAddends;
+  for (const Candidate& candidate : candidates) {
+    if (candidate.size > budget) break;
+    budget -= candidate.size;
+    Fill(forest_.trees[candidate.tree], &tables_[candidate.tree], &tables_[candidate.tree].leaves[candidate.leaf]);
   }
 }
 
@@ -145,52 +184,102 @@ void TreeShap::Explain(const double* values, int num_rows, size_t first_tree, si
   std::call_once(built_, [this] { Build(); });
   const int num_features = forest_.num_features;
   const int64_t per_row = OutputsPerRow();
-  std::fill(out, out + num_rows * per_row, 0.0);
+  const auto stride = static_cast<size_t>(num_rows);
+  // Contributions feature by feature (each feature's rows together) until the end, so that a
+  // tree touches only its own features' rows, as it reads only their values.
+  std::vector<double>& phi = scratch->phi;
+  phi.assign(static_cast<size_t>(per_row) * stride, 0.0);
   const auto per_iteration = static_cast<size_t>(forest_.trees_per_iteration);
   // Tree by tree over the rows, so that a tree's tables stay in cache for all of them; each row
-  // still takes the trees in sequence.
+  // still takes the trees in sequence. A pass finds its rows' table entries (asking the memory
+  // for each) before it adds any, so their loads overlap.
   for (size_t t = first_tree; t < first_tree + num_trees; ++t) {
     const model::Tree& tree = forest_.trees[t];
+    const TreeTables& tables = tables_[t];
     const size_t class_offset = (t % per_iteration) * static_cast<size_t>(num_features + 1);
-    for (int r = 0; r < num_rows; ++r) {
-      double* phi = out + r * per_row + class_offset;
-      phi[num_features] += expected_value_[t];
-      if (tree.num_leaves() > 1) AddTree(tree, tables_[t], values + static_cast<size_t>(r) * num_features, scratch, phi);
+    double* expected = phi.data() + (class_offset + static_cast<size_t>(num_features)) * stride;
+    for (size_t r = 0; r < stride; ++r) expected[r] += expected_value_[t];
+    if (tree.num_leaves() == 1) continue;
+    const auto num_leaves = static_cast<size_t>(tree.num_leaves());
+    scratch->slots.resize(kPassRows * num_leaves);
+    // Each element's contribution, as an offset into the block's feature-by-feature runs.
+    scratch->offsets.resize(tables.features.size());
+    for (size_t e = 0; e < tables.features.size(); ++e) scratch->offsets[e] = static_cast<size_t>(tables.features[e]) * stride;
+    scratch->replayed.resize(kPassRows * tables.replayed_addends);
+    for (size_t r0 = 0; r0 < stride; r0 += kPassRows) {
+      const size_t n = std::min(kPassRows, stride - r0);
+      for (size_t r = 0; r < n; ++r) {
+        Locate(tree, tables, values + r0 + r, stride, scratch, scratch->slots.data() + r * num_leaves,
+               scratch->replayed.data() + r * tables.replayed_addends);
+      }
+      for (size_t r = 0; r < n; ++r) {
+        double* row_phi = phi.data() + class_offset * stride + r0 + r;
+        for (const Scratch::Slot* slot = scratch->slots.data() + r * num_leaves, *end = slot + num_leaves; slot != end; ++slot) {
+          for (int32_t e = 0; e < slot->elements; ++e) row_phi[slot->offsets[e]] += slot->addends[e];
+        }
+      }
     }
+  }
+  for (size_t r = 0; r < stride; ++r) {
+    for (int64_t c = 0; c < per_row; ++c) out[static_cast<int64_t>(r) * per_row + c] = phi[static_cast<size_t>(c) * stride + r];
   }
 }
 
-void TreeShap::AddTree(const model::Tree& tree, const TreeTables& tables, const double* values, Scratch* scratch,
-                       double* phi) const {
-  // The leaves in the row's hot-first order: a node's hot subtree before its cold one.
-  auto& pending = scratch->pending;
-  pending.assign(1, Scratch::Pending{0, 0, 0, false});
-  while (!pending.empty()) {
-    const Scratch::Pending at = pending.back();
-    pending.pop_back();
-    if (at.depth > 0) {
-      if (scratch->hot.size() < static_cast<size_t>(at.depth)) scratch->hot.resize(static_cast<size_t>(at.depth));
-      scratch->hot[static_cast<size_t>(at.depth - 1)] = at.hot ? 1 : 0;
+void TreeShap::Locate(const model::Tree& tree, const TreeTables& tables, const double* values, size_t stride,
+                      Scratch* scratch, Scratch::Slot* slots, double* replayed) const {
+  // Each node's decision, and from it where each leaf falls in the row's hot-first order (a
+  // node's hot subtree before its cold one) with its pattern: parents before children, and
+  // without a branch on the row.
+  const size_t num_nodes = tree.nodes.size();
+  if (scratch->pattern.size() < num_nodes) {
+    scratch->pattern.resize(num_nodes);
+    scratch->position.resize(num_nodes);
+    scratch->goes_left.resize(num_nodes);
+  }
+  uint64_t* pattern = scratch->pattern.data();
+  int32_t* position = scratch->position.data();
+  pattern[0] = 0;
+  position[0] = 0;
+  auto place = [&](int32_t child, uint64_t child_pattern, int32_t child_position) {
+    if (child >= 0) {
+      pattern[child] = child_pattern;
+      position[child] = child_position;
+    } else {
+      const Leaf& leaf = tables.leaves[static_cast<size_t>(~child)];
+      // Leaves that replay get their addends below; the pattern is kept here meanwhile.
+      const double* addends = leaf.first_value == kReplay
+                                  ? nullptr
+                                  : tables.values.data() + leaf.first_value + child_pattern * static_cast<size_t>(leaf.elements);
+      __builtin_prefetch(addends);
+      slots[child_position] = {addends, scratch->offsets.data() + leaf.first_feature, leaf.elements, ~child};
     }
-    if (at.index < 0) {
-      const Leaf& leaf = tables.leaves[static_cast<size_t>(~at.index)];
-      const double* addends;
-      if (leaf.first_value != kReplay) {
-        addends = tables.values.data() + leaf.first_value + at.pattern * static_cast<size_t>(leaf.elements);
-      } else {
-        scratch->addends.resize(static_cast<size_t>(leaf.depth));
-        Replay(tree, tables, leaf, scratch->hot.data(), &scratch->path, scratch->addends.data(), nullptr);
-        addends = scratch->addends.data();
-      }
-      const int32_t* features = tables.features.data() + leaf.first_feature;
-      for (int32_t i = 0; i < leaf.elements; ++i) phi[features[i]] += addends[i];
-      continue;
+  };
+  for (const Visit& visit : tables.visits) {
+    const model::Node& node = tree.nodes[static_cast<size_t>(visit.node)];
+    const bool left = model::GoesLeft(tree, node, values[static_cast<size_t>(node.feature) * stride]);
+    scratch->goes_left[static_cast<size_t>(visit.node)] = left;
+    // Bit `depth` is the edge below this node; leaves past 64 edges replay and ignore it.
+    const uint64_t bit = uint64_t{1} << (visit.depth & 63);
+    const uint64_t above = pattern[visit.node];
+    const int32_t start = position[visit.node];
+    place(node.left, left ? above | bit : above, left ? start : start + visit.right_leaves);
+    place(node.right, left ? above : above | bit, left ? start + visit.left_leaves : start);
+  }
+  if (tables.replayed_addends == 0) return;
+  for (int32_t k = 0; k < tree.num_leaves(); ++k) {
+    Scratch::Slot& slot = slots[k];
+    const Leaf& leaf = tables.leaves[static_cast<size_t>(slot.leaf)];
+    if (leaf.first_value != kReplay) continue;
+    scratch->hot.resize(static_cast<size_t>(leaf.depth));
+    for (int32_t j = 0; j < leaf.depth; ++j) {
+      const Step& step = tables.steps[leaf.first_step + static_cast<size_t>(j)];
+      scratch->hot[static_cast<size_t>(j)] = scratch->goes_left[static_cast<size_t>(step.node)] == step.left;
     }
-    const model::Node& node = tree.nodes[static_cast<size_t>(at.index)];
-    const bool left_hot = model::GoesLeft(tree, node, values[node.feature]);
-    const uint64_t hot_bit = at.depth < 64 ? uint64_t{1} << at.depth : 0;
-    pending.push_back({left_hot ? node.right : node.left, at.depth + 1, at.pattern, false});
-    pending.push_back({left_hot ? node.left : node.right, at.depth + 1, at.pattern | hot_bit, true});
+    scratch->addends.resize(static_cast<size_t>(leaf.depth));
+    Replay(tree, tables, leaf, scratch->hot.data(), &scratch->path, scratch->addends.data(), nullptr);
+    std::copy(scratch->addends.begin(), scratch->addends.begin() + leaf.elements, replayed);
+    slot.addends = replayed;
+    replayed += leaf.elements;
   }
 }
 

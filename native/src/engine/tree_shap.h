@@ -38,20 +38,30 @@ class TreeShap {
 
   // What one caller reuses from row to row.
   struct Scratch {
-    struct Pending {
-      int32_t index;     // a node, or ~leaf
-      int32_t depth;     // edges from the root
-      uint64_t pattern;  // bit j: whether edge j of its path is hot (j < 64)
-      bool hot;          // whether the edge into it is
+    // Per node of the current tree: its edges' hot pattern (bit j: edge j from the root is
+    // hot) and where its leaves start in the row's hot-first order; and its decision.
+    std::vector<uint64_t> pattern;
+    std::vector<int32_t> position;
+    std::vector<uint8_t> goes_left;
+    // A pass's rows' leaves, each row's in its hot-first order, each with its addends (in the
+    // tables, or in `replayed` for leaves without one).
+    struct Slot {
+      const double* addends;
+      const size_t* offsets;  // where each addend goes in the block's contributions
+      int32_t elements;
+      int32_t leaf;
     };
-    std::vector<Pending> pending;
-    std::vector<uint8_t> hot;  // per depth: whether the current path's edge there is hot
+    std::vector<Slot> slots;
+    std::vector<size_t> offsets;  // the current tree's elements' (TreeTables::features)
+    std::vector<double> replayed;
+    std::vector<uint8_t> hot;  // a replayed leaf's edges, root first: whether each is hot
     std::vector<ShapPathElement> path;
     std::vector<double> addends;
+    std::vector<double> phi;  // a batch's contributions, feature by feature
   };
   // The contributions of num_rows rows over trees [first_tree, first_tree + num_trees) (whole
-  // iterations) into out[num_rows x OutputsPerRow()]. `values` holds the rows one after another,
-  // num_features values each as the forest reads them (model::ReadInput). Throws
+  // iterations) into out[num_rows x OutputsPerRow()]. `values` holds the rows feature by feature
+  // (feature f of row r at f * num_rows + r), as the forest reads them (model::ReadInput). Throws
   // std::invalid_argument for a forest without covers.
   void Explain(const double* values, int num_rows, size_t first_tree, size_t num_trees, Scratch* scratch,
                double* out) const;
@@ -70,19 +80,33 @@ class TreeShap {
     size_t first_value = kReplay;  // its table in TreeTables::values: `elements` addends per pattern
   };
   static constexpr size_t kReplay = ~size_t{0};
+  // A node in an order that puts every node after its parent, with what placing its children
+  // in a row's hot-first leaf order needs.
+  struct Visit {
+    int32_t node;
+    int32_t depth;         // edges from the root
+    int32_t left_leaves;   // leaves under its left child
+    int32_t right_leaves;  // and under its right
+  };
   struct TreeTables {
+    std::vector<Visit> visits;
     std::vector<Leaf> leaves;
     std::vector<Step> steps;
     std::vector<int32_t> features;
     std::vector<double> values;
+    size_t replayed_addends = 0;  // elements of the leaves without a table
   };
 
   void Build() const;
-  // One row's contributions from one tree of more than one leaf, added to phi (its class's run).
-  void AddTree(const model::Tree& tree, const TreeTables& tables, const double* values, Scratch* scratch,
-               double* phi) const;
-  // Tree `tree`'s tables; each leaf gets one while *budget (addends) allows.
-  static TreeTables Tabulate(const model::Tree& tree, size_t* budget);
+  // One row's leaves in a tree of more than one leaf, into slots[0, num_leaves) in the row's
+  // hot-first order; feature f of the row is values[f * stride]. Replayed leaves' addends go
+  // to replayed[0, TreeTables::replayed_addends).
+  void Locate(const model::Tree& tree, const TreeTables& tables, const double* values, size_t stride, Scratch* scratch,
+              Scratch::Slot* slots, double* replayed) const;
+  // Tree `tree`'s leaves, their paths and elements, without tables.
+  static TreeTables Describe(const model::Tree& tree);
+  // Builds `leaf`'s table, 2^depth patterns of its addends.
+  static void Fill(const model::Tree& tree, TreeTables* tables, Leaf* leaf);
   // Leaf `leaf`'s addends for a row whose edges along the path are hot where hot[j] != 0, into
   // addends[0, elements), and its elements' features into features (if not null); returns
   // the element count.
