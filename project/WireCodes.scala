@@ -7,6 +7,7 @@ import sbt._
  */
 object WireCodes {
   val source: File = file("wire/codes.txt").getAbsoluteFile
+  val limitsSource: File = file("wire/limits.txt").getAbsoluteFile
 
   def generate(into: File): Seq[File] = {
     val Member = """([A-Za-z0-9]+)=([0-9]+)""".r
@@ -30,6 +31,26 @@ object WireCodes {
          |${groups.mkString("\n\n")}
          |}
          |""".stripMargin)
-    Seq(file)
+    Seq(file, generateLimits(into))
+  }
+
+  /** `treescore.wire.WireLimits` from wire/limits.txt: one constant per limit. */
+  private def generateLimits(into: File): File = {
+    val Limit = """([A-Za-z0-9]+)=([0-9]+)""".r
+    val limits = IO.readLines(limitsSource).map(_.trim).filter(l => l.nonEmpty && !l.startsWith("#")).map {
+      case Limit(name, value) => s"  final val $name = ${value}L"
+      case other => sys.error(s"$limitsSource: '$other' is not Name=value")
+    }
+    val file = into / "treescore" / "wire" / "WireLimits.scala"
+    IO.write(file,
+      s"""// Generated from wire/limits.txt by project/WireCodes.scala: edit that file, not this one.
+         |package treescore.wire
+         |
+         |/** Limits the JVM and the native library agree on (wire/limits.txt). */
+         |object WireLimits {
+         |${limits.mkString("\n")}
+         |}
+         |""".stripMargin)
+    file
   }
 }

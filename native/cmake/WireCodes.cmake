@@ -32,5 +32,26 @@ namespace wire {
 ${wire_body}}  // namespace wire
 }  // namespace treescore
 " @ONLY)
+# And wire_limits.h from wire/limits.txt: one constexpr per limit.
+set(wire_limits_source "${CMAKE_CURRENT_SOURCE_DIR}/../wire/limits.txt")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${wire_limits_source}")
+file(STRINGS "${wire_limits_source}" limit_lines REGEX "^[A-Z]")
+set(limits_body "")
+foreach(line IN LISTS limit_lines)
+  if(NOT line MATCHES "^([A-Za-z0-9]+)=([0-9]+)$")
+    message(FATAL_ERROR "${wire_limits_source}: '${line}' is not Name=value")
+  endif()
+  string(APPEND limits_body "constexpr long long k${CMAKE_MATCH_1} = ${CMAKE_MATCH_2};\n")
+endforeach()
+file(CONFIGURE OUTPUT "${CMAKE_BINARY_DIR}/generated/wire_limits.h" CONTENT "// Generated from wire/limits.txt by native/cmake/WireCodes.cmake: edit that file, not this one.
+#pragma once
+
+namespace treescore {
+namespace wire {
+
+${limits_body}
+}  // namespace wire
+}  // namespace treescore
+" @ONLY)
 add_library(treescore_wire_codes INTERFACE)
 target_include_directories(treescore_wire_codes INTERFACE "${CMAKE_BINARY_DIR}/generated")

@@ -112,6 +112,16 @@ PYBIND11_MODULE(treescore_native, m) {
            py::arg("model_text"), py::arg("layout") = "auto",
            "treescore's own exact engine, built from LightGBM's text format (the engine executors run).")
       .def_property_readonly("layout", [](const EnginePredictor& p) { return p.scorer().layout_name(); })
+      .def("shap_tables",
+           [](const EnginePredictor& p) {
+             const auto stats = p.scorer().ShapTableStats();
+             py::dict out;
+             out["leaves"] = stats.leaves;
+             out["replayed_leaves"] = stats.replayed_leaves;
+             out["table_addends"] = stats.table_addends;
+             return out;
+           },
+           "What TreeSHAP's tables hold (built on first use): leaves, replayed_leaves, table_addends.")
       .def_property_readonly("num_features", &EnginePredictor::num_features)
       .def_property_readonly("num_classes", &EnginePredictor::num_classes)
       .def("predict", &Predict<EnginePredictor>, py::arg("rows"), py::arg("kind") = "prediction",

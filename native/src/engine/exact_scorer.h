@@ -47,6 +47,7 @@ class ExactScorer {
   // TreeSHAP contributions, LightGBM's bits (tree_shap.h): num_classes x (num_features + 1) per row.
   int64_t ContribOutputsPerRow() const { return shap_->OutputsPerRow(); }
   void PredictContrib(const FeatureBatch& rows, IterationRange iterations, double* out) const;
+  TreeShap::TableStats ShapTableStats() const { return shap_->Stats(); }
 
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(IterationRange iterations, int* first, int* count) const;

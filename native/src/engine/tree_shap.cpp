@@ -14,7 +14,7 @@ namespace {
 constexpr size_t kPassRows = 16;
 
 // Addends kept over all of a forest's tables (8 bytes each): beyond it, leaves replay.
-constexpr size_t kMaxTableAddends = size_t{1} << 24;
+constexpr auto kMaxTableAddends = static_cast<size_t>(wire::kTreeShapMaxTableAddends);
 
 // A node's or leaf's training count, as LightGBM's data_count reads it (a node, or ~leaf).
 double Cover(const model::Tree& tree, int32_t index) {
@@ -175,13 +175,28 @@ void TreeShap::Build() const {
   }
 }
 
-void TreeShap::Explain(const double* values, int num_rows, size_t first_tree, size_t num_trees, Scratch* scratch,
-                       double* out) const {
+void TreeShap::EnsureBuilt() const {
   if (!forest_.has_covers) {
     throw std::invalid_argument("the model has no training counts (leaf_count, internal_count), which TreeSHAP "
                                 "weighs its paths by");
   }
   std::call_once(built_, [this] { Build(); });
+}
+
+TreeShap::TableStats TreeShap::Stats() const {
+  EnsureBuilt();
+  TableStats stats;
+  for (size_t t = 0; t < forest_.trees.size(); ++t) {
+    stats.leaves += forest_.trees[t].num_leaves();
+    for (const Leaf& leaf : tables_[t].leaves) stats.replayed_leaves += leaf.first_value == kReplay ? 1 : 0;
+    stats.table_addends += static_cast<int64_t>(tables_[t].values.size());
+  }
+  return stats;
+}
+
+void TreeShap::Explain(const double* values, int num_rows, size_t first_tree, size_t num_trees, Scratch* scratch,
+                       double* out) const {
+  EnsureBuilt();
   const int num_features = forest_.num_features;
   const int64_t per_row = OutputsPerRow();
   const auto stride = static_cast<size_t>(num_rows);

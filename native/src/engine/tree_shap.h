@@ -20,6 +20,7 @@
 
 #include "engine/shap_path.h"
 #include "model/forest.h"
+#include "wire_limits.h"
 
 namespace treescore {
 namespace engine {
@@ -27,7 +28,7 @@ namespace engine {
 class TreeShap {
  public:
   // A leaf gets a table of 2^depth patterns up to this depth; deeper leaves replay their path.
-  static constexpr int kMaxTableDepth = 12;
+  static constexpr int kMaxTableDepth = static_cast<int>(wire::kTreeShapMaxTableDepth);
 
   // The forest must outlive this. The tables are built on the first Explain, for every tree,
   // so that a model only scored never pays for them.
@@ -35,6 +36,15 @@ class TreeShap {
 
   // Doubles per row: num_features + 1 per class, the expected value last in each class's run.
   int64_t OutputsPerRow() const;
+
+  // What the tables hold, building them if no Explain has (throwing as Explain does); the JVM estimates the same on the
+  // driver (treescore.model.TreeShapTables) to choose an engine and to budget memory.
+  struct TableStats {
+    int64_t leaves = 0;           // over all trees
+    int64_t replayed_leaves = 0;  // leaves without a table
+    int64_t table_addends = 0;    // 8 bytes each
+  };
+  TableStats Stats() const;
 
   // What one caller reuses from row to row.
   struct Scratch {
@@ -97,6 +107,8 @@ class TreeShap {
     size_t replayed_addends = 0;  // elements of the leaves without a table
   };
 
+  // Builds the tables once; throws std::invalid_argument for a forest without covers.
+  void EnsureBuilt() const;
   void Build() const;
   // One row's leaves in a tree of more than one leaf, into slots[0, num_leaves) in the row's
   // hot-first order; feature f of the row is values[f * stride]. Replayed leaves' addends go
