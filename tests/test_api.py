@@ -31,15 +31,19 @@ def test_model_metadata(spark, regression_booster):
 def test_model_engine_follows_the_setting_and_the_kind(spark, regression_booster):
     model = treescore.Model.from_booster(regression_booster)
     assert spark.conf.get("spark.treescore.engine", "auto") == "auto"
-    assert [model.engine(k) for k in ("prediction", "raw", "leaf", "contrib")] == \
-        ["treescore", "treescore", "treescore", "lightgbm"]
+    uncounted = treescore.Model.from_string("\n".join(
+        line for line in regression_booster.model_to_string().splitlines()
+        if not line.startswith(("leaf_count=", "internal_count=", "tree_sizes="))))
+    assert [model.engine(k) for k in ("prediction", "raw", "leaf", "contrib")] == ["treescore"] * 4
+    assert uncounted.engine("contrib") == "lightgbm"
     spark.conf.set("spark.treescore.engine", "lightgbm")
     try:
         assert model.engine() == "lightgbm"
         spark.conf.set("spark.treescore.engine", "treescore")
-        assert model.engine("raw") == "treescore"
-        with pytest.raises(ValueError, match="treescore's engine does not compute contributions"):
-            model.engine("contrib")
+        assert model.engine("contrib") == "treescore"
+        with pytest.raises(ValueError, match="from the training counts .leaf_count, internal_count., and model "
+                                             f"{uncounted.content_hash[:12]} has none"):
+            uncounted.engine("contrib")
         spark.conf.set("spark.treescore.engine", "fastest")
         with pytest.raises(ValueError, match="spark.treescore.engine must be one of auto, treescore, lightgbm"):
             model.engine()

@@ -3,8 +3,8 @@ lightgbm's Booster.predict(pred_contrib=True).
 
 Shapley values are linear, so a weighted mean's contributions are its members' weighted mean,
 computed here in treescore's documented order (w1*c1 + w2*c2 + ... in member order, then
-divided by the weights' sum) and compared bit for bit. Contributions need LightGBM's TreeSHAP,
-so these tests run on the LightGBM engine, which `auto` picks for them.
+divided by the weights' sum) and compared bit for bit. Each runs on both engines: treescore's
+TreeSHAP and LightGBM's give the same bits.
 """
 import lightgbm as lgb
 import numpy as np
@@ -55,7 +55,7 @@ def weighted_mean(parts, weights, combine="mean"):
     return total / sum(weights) if combine == "mean" else total
 
 
-def test_a_weighted_mean_gives_its_members_weighted_mean_and_rows_sum_to_the_score(spark, data, boosters, models):
+def test_a_weighted_mean_gives_its_members_weighted_mean_and_rows_sum_to_the_score(spark, data, boosters, models, engine):
     df, x, _ = data
     weights = [0.5, 0.3, 0.2]
     ensemble = treescore.Ensemble(models[:3], weights=weights)
@@ -70,7 +70,7 @@ def test_a_weighted_mean_gives_its_members_weighted_mean_and_rows_sum_to_the_sco
     np.testing.assert_allclose(got.sum(axis=1), collect(scored, "s"), rtol=1e-12, atol=1e-12)
 
 
-def test_members_reading_other_columns_and_raw_members_under_a_sigmoid(spark, data, boosters, models):
+def test_members_reading_other_columns_and_raw_members_under_a_sigmoid(spark, data, boosters, models, engine):
     df, x, _ = data
     # Member 2 reads x5 for its feature x0 as well as for x5: both land on input x5.
     ensemble = treescore.Ensemble([models[0], treescore.Member(models[1], columns={"x0": "x5"}),
@@ -87,7 +87,7 @@ def test_members_reading_other_columns_and_raw_members_under_a_sigmoid(spark, da
     np.testing.assert_allclose(1 / (1 + np.exp(-got.sum(axis=1))), scores, rtol=1e-12)
 
 
-def test_a_route_uses_the_chosen_scorers_contributions_and_unknown_keys_give_null(spark, data, boosters, models):
+def test_a_route_uses_the_chosen_scorers_contributions_and_unknown_keys_give_null(spark, data, boosters, models, engine):
     df, x, markets = data
     de = treescore.Ensemble(models[:2], weights=[0.6, 0.4])
     routed = treescore.Routed("market", {"DE": de, "FR": treescore.Member(models[3], raw=True)}, on_unknown_key="null")
@@ -100,7 +100,7 @@ def test_a_route_uses_the_chosen_scorers_contributions_and_unknown_keys_give_nul
     assert all(got[i] is None for i in np.flatnonzero(markets == "IT"))
 
 
-def test_a_cascade_uses_the_contributions_of_the_stage_that_answered(spark, data, boosters, models):
+def test_a_cascade_uses_the_contributions_of_the_stage_that_answered(spark, data, boosters, models, engine):
     df, x, _ = data
     full = treescore.Ensemble(models[:3])
     cascade = treescore.Cascade(models[3], full, 0.25, 0.75)
@@ -113,7 +113,7 @@ def test_a_cascade_uses_the_contributions_of_the_stage_that_answered(spark, data
     assert_same_bits(got, expected)
 
 
-def test_every_grid_point_has_the_contributions_of_that_point_scored_alone(spark, data, boosters, models):
+def test_every_grid_point_has_the_contributions_of_that_point_scored_alone(spark, data, boosters, models, engine):
     df, x, _ = data
     ensemble = treescore.Ensemble(models[:2], weights=[0.7, 0.3])
     values = [0.0, 0.25, np.nextafter(0.5, 1.0)]
@@ -171,7 +171,7 @@ def test_other_kinds_and_iterations_are_refused_for_scorers(spark, models):
         treescore.score(ensemble, kind="contrib", num_iterations=3)
 
 
-def test_sql_takes_the_contrib_option_for_a_registered_ensemble(spark, data, boosters, models):
+def test_sql_takes_the_contrib_option_for_a_registered_ensemble(spark, data, boosters, models, engine):
     df, x, _ = data
     df.createOrReplaceTempView("contrib_rows")
     treescore.register(spark, "contrib_blend", treescore.Ensemble(models[:2], weights=[0.25, 0.75], combine="sum"))
@@ -188,7 +188,7 @@ def wide_categorical():
 
 
 @pytest.mark.parametrize("name", few_on_older_lines(SINGLE_OUTPUT_SHAPES, kept=["regression", "binary", "categorical_200"]))
-def test_every_objective_and_boosting_on_hostile_values_with_a_wide_categorical(spark, name, wide_categorical):
+def test_every_objective_and_boosting_on_hostile_values_with_a_wide_categorical(spark, name, wide_categorical, engine):
     """Each single-output shape of test_model_shapes (every objective, rf, dart, goss, deep trees,
     categoricals), raw, summed with a 1,000-code categorical regression, over that test's rows:
     NaN, +-0, +-inf, tiny and huge values, every threshold and one ulp either side, odd codes."""

@@ -8,7 +8,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.ml.linalg import Vectors
-from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 
 import treescore
@@ -95,10 +94,6 @@ def test_every_kind_and_objective(spark, boosters, rows, model_name, kind, engin
     booster = boosters[model_name]
     df, x = rows
     model = treescore.Model.from_booster(booster)
-    if kind == "contrib" and engine == "treescore":
-        with pytest.raises(AnalysisException, match="treescore's engine does not compute contributions"):
-            df.select("id", treescore.score(model, kind=kind).alias("s"))
-        return
     scored = df.select("id", treescore.score(model, kind=kind).alias("s"))
     assert f"on the {engine} engine" in plan_of(scored)
     assert model.engine(kind) == engine

@@ -6,7 +6,8 @@ import org.apache.spark.sql.functions.{col, when}
 import treescore.ensemble.{CascadeScorer, EnsembleScorer, Member, ModelScorer, RoutedScorer}
 import treescore.execution.TaskScorers
 import treescore.functions.score
-import treescore.model.Engine
+import treescore.model.{Engine, TreeModel, TreeShapTables}
+import treescore.wire.WireLimits
 
 /** spark.treescore.engine: which engine each call gets, where that shows, and that both give the same bits. */
 class EngineChoiceSuite extends SparkSuite {
@@ -27,21 +28,51 @@ class EngineChoiceSuite extends SparkSuite {
     case v => v
   })
 
-  test("auto gives treescore's engine every kind but contrib, and the plan and metrics say so") {
+  /** The regression fixture without its training counts, which TreeSHAP weighs paths by (and without
+   * tree_sizes, which counted their lines). */
+  private lazy val uncounted = TreeModel.fromString(regressionModel.text.linesIterator
+    .filterNot(l => Seq("leaf_count=", "internal_count=", "tree_sizes=").exists(l.startsWith)).mkString("\n") + "\n")
+
+  private def contributions(models: TreeModel*): DataFrame =
+    fixtureFrame.select(models.zipWithIndex.map { case (m, i) => score(m, ScoreOptions(kind = "contrib")).as(s"c$i") }: _*)
+
+  test("auto gives treescore's engine every kind, and the plan and metrics say so") {
     withEngine("auto") {
       val df = kinds
       val operator = batchOperators(df).head
-      val chosen = operator.scores.map(_.modelKind.name).zip(operator.engines).toMap
-      assert(chosen == Map("prediction" -> Engine.Treescore, "raw" -> Engine.Treescore, "leaf" -> Engine.Treescore,
-        "contrib" -> Engine.LightGbm))
+      assert(operator.engines.forall(_ == Engine.Treescore))
       df.collect()
       val executed = batchOperators(df).head
       assert(executed.verboseStringWithOperatorId().contains("on the treescore engine"))
-      assert(executed.verboseStringWithOperatorId().contains("on the lightgbm engine"))
-      val rows = fixtureRows.length.toLong
-      assert(executed.metrics(TaskScorers.rowsMetric(Engine.Treescore)).value == 3 * rows)
-      assert(executed.metrics(TaskScorers.rowsMetric(Engine.LightGbm)).value == rows)
+      assert(!executed.verboseStringWithOperatorId().contains("on the lightgbm engine"))
+      assert(executed.metrics(TaskScorers.rowsMetric(Engine.Treescore)).value == 4L * fixtureRows.length)
     }
+  }
+
+  test("auto gives LightGBM the contributions treescore's engine cannot or would compute slower") {
+    withEngine("auto") {
+      val df = contributions(regressionModel, uncounted)
+      val operator = batchOperators(df).head
+      assert(operator.scores.map(_.models.head).zip(operator.engines).toMap ==
+        Map(regressionModel -> Engine.Treescore, uncounted -> Engine.LightGbm))
+      df.collect()
+      assert(batchOperators(df).head.metrics(TaskScorers.rowsMetric(Engine.LightGbm)).value == fixtureRows.length)
+    }
+    val deep = new TreeShapTables.Builder
+    val depth = WireLimits.TreeShapMaxTableDepth.toInt + 1
+    // A chain: node i sends one side to leaf i and the other on to node i + 1; its last node ends in two leaves.
+    val left = Array.tabulate(depth)(i => ~i)
+    val right = Array.tabulate(depth)(i => if (i == depth - 1) ~depth else i + 1)
+    deep.addTree(left, right, Array.tabulate(depth)(i => i % 3), counted = true)
+    val tables = deep.result
+    // Leaves at depth d <= 12 read min(d, 3) features, and both leaves at depth 13 read 3: work e^2 + d.
+    val tabledWork = (1 until depth).map(d => math.min(d, 3) * math.min(d, 3) + d).sum
+    assert(tables.copy(replayedShare = 0) == TreeShapTables(hasCounts = true, leaves = depth + 1, replayedLeaves = 2, 0,
+      tableAddends = (1 until depth).map(d => (1L << d) * math.min(d, 3)).sum))
+    assert(math.abs(tables.replayedShare - 2.0 * (9 + depth) / (tabledWork + 2 * (9 + depth))) < 1e-12)
+    assert(tables.slowerThanLightGbm.isEmpty)
+    assert(tables.copy(replayedShare = 0.6).slowerThanLightGbm.contains(s"2 of its ${depth + 1} leaves would replay " +
+      s"their paths in TreeSHAP (deeper than ${depth - 1} edges, or past the table budget), 60% of the work"))
   }
 
   test("every kind, batched and row at a time, gives the same bits under both engines") {
@@ -75,11 +106,16 @@ class EngineChoiceSuite extends SparkSuite {
     assert(treescore == lightgbm)
   }
 
-  test("engine=treescore refuses contrib at analysis, naming the setting and the reason") {
+  test("engine=treescore computes contributions, and refuses a model without counts naming the setting and why") {
+    val lightgbm = withEngine("lightgbm")(exactly(contributions(regressionModel)))
     withEngine("treescore") {
-      val e = intercept[AnalysisException](fixtureFrame.select(score(regressionModel, ScoreOptions(kind = "contrib"))))
-      assert(e.getMessage.contains("spark.treescore.engine is 'treescore' but treescore's engine does not compute " +
-        "contributions (kind 'contrib'); use 'auto' or 'lightgbm' for this call"), e.getMessage)
+      val df = contributions(regressionModel)
+      assert(batchOperators(df).head.engines == Seq(Engine.Treescore))
+      assert(exactly(df) == lightgbm)
+      val e = intercept[AnalysisException](contributions(uncounted))
+      assert(e.getMessage.contains("spark.treescore.engine is 'treescore' but treescore's engine computes " +
+        s"contributions from the training counts (leaf_count, internal_count), and model " +
+        s"${uncounted.contentHash.take(12)} has none; use 'auto' or 'lightgbm' for this call"), e.getMessage)
     }
   }
 

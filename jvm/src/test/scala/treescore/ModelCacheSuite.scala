@@ -23,7 +23,7 @@ class ModelCacheSuite extends AnyFunSuite {
 
   private def scoreAll(model: TreeModel, range: IterationRange, rows: Array[Array[Double]],
       engine: Engine = Engine.LightGbm): Seq[Long] = {
-    val lease = ModelCache.acquire(model, range, engine)
+    val lease = ModelCache.acquire(model, range, engine, PredictKind.Prediction)
     val in = new OffHeapDoubles(rows.length * 6L)
     val out = new OffHeapDoubles(rows.length)
     try {
@@ -65,7 +65,7 @@ class ModelCacheSuite extends AnyFunSuite {
     val baseline = NativeMethods.liveModelCount()
     ModelCache.setMaxBytesForTesting(Some(1L))
     try {
-      val lease = ModelCache.acquire(models.head, IterationRange.All, Engine.LightGbm)
+      val lease = ModelCache.acquire(models.head, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
       assert(ModelCache.loadedCount == 1)
       val rows = Array(Array.fill(6)(0.25))
       assert(scoreAll(models.head, IterationRange.All, rows).length == 1) // shares the held model
@@ -78,10 +78,10 @@ class ModelCacheSuite extends AnyFunSuite {
 
   test("within budget, a model stays loaded across leases") {
     ModelCache.clear()
-    val first = ModelCache.acquire(models.head, IterationRange.All, Engine.LightGbm)
+    val first = ModelCache.acquire(models.head, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
     val loadNanos = first.loadNanos
     first.close()
-    val second = ModelCache.acquire(models.head, IterationRange.All, Engine.LightGbm)
+    val second = ModelCache.acquire(models.head, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
     try {
       assert(loadNanos > 0)
       assert(second.loadNanos == 0)
@@ -94,12 +94,30 @@ class ModelCacheSuite extends AnyFunSuite {
     val specials = Array(Double.NaN, 0.0, -0.0, Double.PositiveInfinity, Double.NegativeInfinity, 1e-36, Double.MinPositiveValue)
     val rows = Array.fill(300)(Array.fill(6)(if (rng.nextInt(4) == 0) specials(rng.nextInt(specials.length)) else rng.nextGaussian()))
     for (model <- models; range <- ranges) {
-      val lease = ModelCache.acquire(model, range, Engine.Treescore)
+      val lease = ModelCache.acquire(model, range, Engine.Treescore, PredictKind.Prediction)
       try {
         assert(lease.model.engine == Engine.Treescore)
         assert(scoreAll(model, range, rows, Engine.Treescore) == scoreAll(model, range, rows, Engine.LightGbm))
       } finally lease.close()
     }
     assert(ModelCache.loadedCount == models.length * ranges.length * 2)
+  }
+
+  test("treescore's TreeSHAP tables count in the budget from the first contribution call on") {
+    ModelCache.clear()
+    val model = models.head
+    val text = model.text.length.toLong
+    assert(model.shapTables.tableBytes > 0)
+    def leased[T](engine: Engine, kind: PredictKind)(body: => T): T = {
+      val lease = ModelCache.acquire(model, IterationRange.All, engine, kind)
+      try body finally lease.close()
+    }
+    leased(Engine.Treescore, PredictKind.Prediction)(assert(ModelCache.loadedBytes == text))
+    leased(Engine.LightGbm, PredictKind.Contrib)(assert(ModelCache.loadedBytes == 2 * text)) // LightGBM keeps no tables
+    leased(Engine.Treescore, PredictKind.Contrib)(assert(ModelCache.loadedBytes == 2 * text + model.shapTables.tableBytes))
+    leased(Engine.Treescore, PredictKind.Raw)(assert(ModelCache.loadedBytes == 2 * text + model.shapTables.tableBytes))
+    ModelCache.setMaxBytesForTesting(Some(2 * text + model.shapTables.tableBytes - 1))
+    try assert(ModelCache.loadedCount == 1, "over budget, the least recently used idle model is freed")
+    finally ModelCache.setMaxBytesForTesting(None)
   }
 }

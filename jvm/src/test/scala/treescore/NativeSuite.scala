@@ -91,13 +91,13 @@ class NativeSuite extends AnyFunSuite {
     ModelCache.clear()
     val rng = new scala.util.Random(5)
     val rows = Array.fill(400)(Array.fill(6)(rng.nextGaussian()))
-    val first = ModelCache.acquire(model, IterationRange.All, Engine.LightGbm)
+    val first = ModelCache.acquire(model, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
     val expected = rows.map(r => predictOne(first.model, r))
     val pool = Executors.newFixedThreadPool(8)
     try {
       val tasks = (1 to 16).map(_ => new Callable[Seq[Double]] {
         def call(): Seq[Double] = {
-          val lease = ModelCache.acquire(model, IterationRange.All, Engine.LightGbm)
+          val lease = ModelCache.acquire(model, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
           try rows.toSeq.map(r => predictOne(lease.model, r)) finally lease.close()
         }
       })
@@ -111,7 +111,7 @@ class NativeSuite extends AnyFunSuite {
   test("clearing the cache frees the native models no task holds") {
     ModelCache.clear()
     val before = NativeMethods.liveModelCount()
-    val held = ModelCache.acquire(model, IterationRange.All, Engine.LightGbm)
+    val held = ModelCache.acquire(model, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
     assert(NativeMethods.liveModelCount() == before + 1)
     ModelCache.clear()
     assert(NativeMethods.liveModelCount() == before + 1, "a held model must survive clear()")

@@ -37,9 +37,9 @@ private[treescore] object ModelTaskScorer {
   /** `matrices` holds the feature matrix this call reads; it belongs to the caller, which closes it after this. */
   def open(call: ScoreExpression, engine: Engine, matrices: FeatureMatrices, batchRows: Int, nativeThreads: Int,
       metrics: Map[String, SQLMetric]): ModelTaskScorer = Owned.building { owned =>
-    val lease = owned(ModelCache.acquire(call.model, call.options.iterations, engine))
-    metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
     val kind = call.options.predictKind
+    val lease = owned(ModelCache.acquire(call.model, call.options.iterations, engine, kind))
+    metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
     val perRow = lease.model.outputsPerRow(kind)
     val features = matrices.forCall(call)
     val outputs = owned(new OffHeapDoubles(batchRows.toLong * perRow))

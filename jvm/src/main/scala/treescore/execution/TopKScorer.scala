@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Uns
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.{BatchableScore, ProgramScoreExpression, ScoreExpression}
-import treescore.model.Engine
+import treescore.model.{Engine, PredictKind}
 import treescore.nativelib.{ModelCache, NativeTopKScan, OffHeapDoubles, OffHeapInts}
 import treescore.rules.TopKSelection
 
@@ -78,7 +78,8 @@ private[execution] object TopKScorer {
       metrics: Map[String, SQLMetric]): TopKScorer = Owned.building { owned =>
     val (scan, features, routes) = call match {
       case model: ScoreExpression =>
-        val lease = owned(ModelCache.acquire(model.model, model.options.iterations, Engine.Treescore))
+        val lease = owned(ModelCache.acquire(model.model, model.options.iterations, Engine.Treescore,
+          PredictKind.Raw))
         metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)
         val matrices = owned(new FeatureMatrices(inputSchema, batchRows, metrics.get("featureValuesWritten"),
           metrics.get("featureValuesInPlace")))

@@ -16,7 +16,9 @@ final case class ModelHeader(
     objective: Option[String],
     linearTrees: Boolean = false,
     predictionIsRaw: Boolean = false,
-    featuresRead: scala.collection.immutable.BitSet = scala.collection.immutable.BitSet.empty)
+    featuresRead: scala.collection.immutable.BitSet = scala.collection.immutable.BitSet.empty,
+    shapTables: TreeShapTables = TreeShapTables(hasCounts = false, leaves = 0, replayedLeaves = 0, replayedShare = 0,
+      tableAddends = 0))
 
 /** The model text is not a well-formed LightGBM model; `problem` says where and why. */
 final class InvalidModelException(val source: String, val problem: String)
@@ -111,7 +113,7 @@ object ModelText {
       val categorical = names.zip(infos).collect { case (name, info) if !info.startsWith("[") && info != "none" => name }
       val objective = header.get("objective").map(_.split(' ').toSeq)
       ModelHeader(names, categorical, numClasses, perIteration, numTrees, objective.map(_.head), linearTrees,
-        objective.forall(identityOutput), scala.collection.immutable.BitSet.empty ++ featuresRead)
+        objective.forall(identityOutput), scala.collection.immutable.BitSet.empty ++ featuresRead, shapTables.result)
     }
 
     /** Why text that does not start with 'tree' is not a model, naming the usual mix-ups. */
@@ -153,6 +155,7 @@ object ModelText {
     private var linearTrees = false
     // The features some tree splits on or some linear leaf reads: no output depends on the others.
     private val featuresRead = mutable.BitSet.empty
+    private val shapTables = new TreeShapTables.Builder
 
     /** Reads every tree block; returns the count. */
     private def readTrees(maxFeatureIdx: Int, treesStart: Int, sizes: Option[Array[Long]]): Int = {
@@ -232,7 +235,10 @@ object ModelText {
       }
       // LightGBM reads nothing more of a tree that never split, and writes its other lists
       // empty (leaf_weight=), so they are not checked against num_leaves.
-      if (numLeaves == 1) return
+      if (numLeaves == 1) {
+        shapTables.addLeaf()
+        return
+      }
       ints(f, "leaf_count", numLeaves, where, required = false)
       doubles(f, "leaf_weight", numLeaves, where, required = false)
       val internal = numLeaves - 1
@@ -268,6 +274,7 @@ object ModelText {
         }
       }
       checkShape(where, left, right, numLeaves)
+      shapTables.addTree(left, right, features, counted = f.contains("leaf_count") && f.contains("internal_count"))
     }
 
     /**

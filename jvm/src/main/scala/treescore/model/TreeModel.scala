@@ -86,6 +86,8 @@ final class TreeModel private (modelText: String, val source: String) extends Se
   def predictionIsRaw: Boolean = header.predictionIsRaw
   /** Whether some tree has linear leaves (LightGBM's linear_tree), which only LightGBM's engine evaluates. */
   def hasLinearTrees: Boolean = header.linearTrees
+  /** What treescore's TreeSHAP would tabulate for this model. */
+  def shapTables: TreeShapTables = header.shapTables
 
   /** Whether some tree splits on feature `index` or some linear leaf reads it: no output of the model depends on the others. */
   def readsFeature(index: Int): Boolean = header.featuresRead.contains(index)

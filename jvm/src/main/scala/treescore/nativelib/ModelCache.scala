@@ -6,7 +6,7 @@ import org.apache.spark.SparkEnv
 import org.slf4j.LoggerFactory
 
 import treescore.TreescoreConf
-import treescore.model.{Engine, IterationRange, TreeModel}
+import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
 
 /**
  * The executor-side cache: one native model per (content hash, iteration range, engine) per JVM,
@@ -16,7 +16,9 @@ import treescore.model.{Engine, IterationRange, TreeModel}
  * tasks ask at the same moment (the others wait for it). When the loaded models exceed the
  * budget, the least recently used ones that no task holds are freed; a model in use is never
  * freed, so the cache may exceed its budget until leases are returned. A model's size is
- * estimated by the length of its text, which is close to what LightGBM keeps in memory.
+ * estimated by the length of its text, which is close to what LightGBM keeps in memory, plus,
+ * once treescore's engine is asked for its contributions, its TreeSHAP tables
+ * ([[treescore.model.TreeShapTables]]), which stay with it from then on.
  */
 object ModelCache {
   // One INFO line per native parse lets operators (and the cluster test) see that each executor
@@ -25,7 +27,7 @@ object ModelCache {
 
   private final case class Key(contentHash: String, range: IterationRange, engine: Engine)
 
-  private final class Entry(val key: Key, val bytes: Long) {
+  private final class Entry(val key: Key, var bytes: Long) {
     var users = 0
     @volatile private var native: NativeModel = _ // volatile: isLoaded reads it without the entry's lock
     private var loadNanos = 0L
@@ -49,11 +51,17 @@ object ModelCache {
   private val entries = mutable.LinkedHashMap.empty[Key, Entry]
   @volatile private var budgetOverride: Option[Long] = None
 
-  /** Leases `model` loaded into `engine` for `range`; the lease says how long loading took. */
-  def acquire(model: TreeModel, range: IterationRange, engine: Engine): ModelLease = {
+  /**
+   * Leases `model` loaded into `engine` for `range`, to compute `kind`; the lease says how long
+   * loading took. Room for what `kind` will build is made before it is built.
+   */
+  def acquire(model: TreeModel, range: IterationRange, engine: Engine, kind: PredictKind): ModelLease = {
     val key = Key(model.contentHash, range, engine)
     val entry = synchronized {
       val e = entries.remove(key).getOrElse(new Entry(key, model.text.length.toLong))
+      if (engine == Engine.Treescore && kind == PredictKind.Contrib) {
+        e.bytes = math.max(e.bytes, model.text.length.toLong + model.shapTables.tableBytes)
+      }
       entries.put(key, e)
       e.users += 1
       e
