@@ -65,8 +65,8 @@ private[treescore] final class ProgramTaskScorer private (call: ProgramScoreExpr
   override def result(i: Int): Any = {
     // Point j's value, or its contributions; NaN only comes from a route that scores null.
     def value(j: Long): Any = if (call.contributions) {
-      val values = Array.tabulate(valuesPerPoint)(v => buffers.outputs.get(j * valuesPerPoint + v))
-      if (values.last.isNaN && call.scorer.nullable) null else new GenericArrayData(values)
+      val expected = buffers.outputs.get((j + 1) * valuesPerPoint - 1)
+      if (expected.isNaN && call.scorer.nullable) null else buffers.outputs.arrayData(j * valuesPerPoint, valuesPerPoint)
     } else {
       val v = buffers.outputs.get(j)
       if (v.isNaN && call.scorer.nullable) null else v

@@ -10,11 +10,7 @@ import treescore.nativelib.OffHeapDoubles
 final class ScoreOutput(dataType: DataType, perRow: Int) {
   private val read: (OffHeapDoubles, Long) => Any = dataType match {
     case DoubleType => (out, base) => out.get(base)
-    case ArrayType(DoubleType, _) => (out, base) =>
-      val values = new Array[Double](perRow)
-      var i = 0
-      while (i < perRow) { values(i) = out.get(base + i); i += 1 }
-      UnsafeArrayData.fromPrimitiveArray(values)
+    case ArrayType(DoubleType, _) => (out, base) => out.arrayData(base, perRow)
     case ArrayType(IntegerType, _) => (out, base) => // leaf indices, which LightGBM returns as doubles
       val values = new Array[Int](perRow)
       var i = 0

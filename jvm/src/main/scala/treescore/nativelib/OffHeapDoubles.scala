@@ -1,5 +1,6 @@
 package treescore.nativelib
 
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
 import org.apache.spark.unsafe.Platform
 
 /**
@@ -16,6 +17,18 @@ final class OffHeapDoubles(val capacity: Long) extends AutoCloseable {
   def put(index: Long, value: Double): Unit = Platform.putDouble(null, addr + index * java.lang.Double.BYTES, value)
 
   def get(index: Long): Double = Platform.getDouble(null, addr + index * java.lang.Double.BYTES)
+
+  /**
+   * Doubles [from, from + count) as a Spark array<double>: one copy into the array's own
+   * buffer, no boxing. Contributions are num_features + 1 doubles per row per class.
+   */
+  def arrayData(from: Long, count: Int): UnsafeArrayData = {
+    require(from >= 0 && from + count <= capacity, s"doubles [$from, ${from + count}) are outside 0..$capacity")
+    val array = UnsafeArrayData.createFreshArray(count, java.lang.Double.BYTES)
+    Platform.copyMemory(null, address + from * java.lang.Double.BYTES, array.getBaseObject,
+      array.getBaseOffset + UnsafeArrayData.calculateHeaderPortionInBytes(count), count.toLong * java.lang.Double.BYTES)
+    array
+  }
 
   override def close(): Unit = if (addr != 0) {
     Platform.freeMemory(addr)
