@@ -1,4 +1,4 @@
-"""python -m bench [--quick | --smoke] [--out DIR] [--only A,B,C,batch,scaling,engines,shapes,synapseml,cascade,topk]
+"""python -m bench [--quick | --smoke] [--out DIR] [--only A,B,C,batch,scaling,engines,shap,shapes,synapseml,cascade,topk]
 [--merge] [--render]"""
 import argparse
 import datetime
@@ -11,15 +11,15 @@ import time
 from dataclasses import asdict
 from typing import List
 
-from bench import (cascade, data, engines, machine, merge, models, plots, report, session, shapes, sweeps, synapse,
-                   topk, workloads)
+from bench import (cascade, data, engines, machine, merge, models, plots, report, session, shap, shapes, sweeps,
+                   synapse, topk, workloads)
 from bench.config import MODES
 from bench.timing import Result
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SECTIONS = {"A": workloads.workload_a, "B": workloads.workload_b, "C": workloads.workload_c,
             "batch": sweeps.batch_size, "scaling": sweeps.scaling, "engines": engines.native_engines,
-            "shapes": shapes.model_shapes, "synapseml": synapse.synapseml, "cascade": cascade.automatic_cascade,
+            "shap": shap.contributions, "shapes": shapes.model_shapes, "synapseml": synapse.synapseml, "cascade": cascade.automatic_cascade,
             "topk": topk.top_k}
 
 

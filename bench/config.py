@@ -30,6 +30,7 @@ class Sizes:
     cascade_sample_rows: int = 0  # rows Cascade.fit learns from (bench/cascade.py; it scores A's rows)
     topk_rows: int = 0  # the top-K section's rows (bench/topk.py) ...
     topk_k: int = 1  # ... and how many of the best it keeps
+    shap_rows: int = 0  # rows the SHAP section explains in memory (bench/shap.py)
     warm_rows: int = 0  # rows of the untimed warm-up run before each method's timed runs (0: none)
     jvm_warm_seconds: float = 0  # before anything is measured, score for this long so the JIT settles
     java_options: str = ""  # extra driver JVM options
@@ -40,7 +41,7 @@ class Sizes:
         per_section = {"A": self.rows_a, "B": self.rows_b, "C": self.rows_c, "batch": self.sweep_rows,
                        "scaling": max(self.scaling_rows), "engines": 0, "shapes": self.rows_shapes,
                        "synapseml": max(self.rows_a, self.rows_b),  # A35 and B35 (bench/synapse.py)
-                       "cascade": self.rows_a, "topk": self.topk_rows}
+                       "cascade": self.rows_a, "topk": self.topk_rows, "shap": 0}
         return max([max(1, min(self.warm_rows, self.rows_a))] + [per_section[s] for s in sections])
 
 
@@ -52,7 +53,7 @@ FULL = Sizes("full", features=200, trees=300, leaves=31, train_rows=50_000,
              sweep_rows=500_000, batch_sizes=(1_024, 4_096, 16_384, 65_536, 262_144),
              scaling_rows=(125_000, 500_000, 1_000_000), chunk_rows=62_500, partition_rows=62_500,
              runs=3, driver_memory="12g", warm_rows=50_000, jvm_warm_seconds=60, rows_shapes=200_000,
-             cascade_sample_rows=100_000, topk_rows=2_000_000, topk_k=1_000)
+             cascade_sample_rows=100_000, topk_rows=2_000_000, topk_k=1_000, shap_rows=4_000)
 
 # Same model as the full run, and rows enough that every method runs for seconds per timed
 # run, far above Spark's fixed costs, so that its ratios match the full run's (workload A: 200,000
@@ -62,7 +63,7 @@ QUICK = Sizes("quick", features=200, trees=300, leaves=31, train_rows=50_000,
               sweep_rows=200_000, batch_sizes=(1_024, 8_192, 65_536),
               scaling_rows=(50_000, 100_000, 200_000), chunk_rows=25_000, partition_rows=25_000,
               runs=3, driver_memory="8g", warm_rows=20_000, jvm_warm_seconds=30, rows_shapes=50_000,
-              cascade_sample_rows=20_000, topk_rows=400_000, topk_k=200)
+              cascade_sample_rows=20_000, topk_rows=400_000, topk_k=200, shap_rows=2_000)
 
 # Tiny everything, no warm-up and a single timed run: checks that the suite runs end to end
 # (tests/test_bench_smoke.py); its numbers mean nothing.
@@ -71,6 +72,6 @@ SMOKE = Sizes("smoke", features=20, trees=10, leaves=31, train_rows=5_000,
               sweep_rows=1_000, batch_sizes=(256, 1_024), scaling_rows=(500, 1_000),
               chunk_rows=250, partition_rows=500, runs=1, driver_memory="1g", warm_rows=0,
               java_options="-XX:TieredStopAtLevel=1", rows_shapes=500,  # C1 only: a short run gains nothing from C2
-              cascade_sample_rows=2_000, topk_rows=1_000, topk_k=5)
+              cascade_sample_rows=2_000, topk_rows=1_000, topk_k=5, shap_rows=50)
 
 MODES = {"full": FULL, "quick": QUICK, "smoke": SMOKE}

@@ -46,6 +46,11 @@ def _rows(shape: Shape, count: int, seed: int) -> np.ndarray:
     return data.features(count, shape.features, seed)
 
 
+def scoring_rows(shape: Shape, count: int) -> np.ndarray:
+    """The rows the in-memory sections score with a shape's model (not its training rows)."""
+    return _rows(shape, count, seed=41)
+
+
 def train(shape: Shape, sizes: Sizes, log) -> str:
     """The shape's model text, trained on bench.data's table (its first shape.features columns,
     named as the table names them) and cached."""
@@ -124,7 +129,7 @@ def native_engines(bench) -> None:
     layouts: Dict[str, str] = bench.diagnostics.setdefault("engine_layouts", {})
     for shape in SHAPES:
         text = train(shape, sizes, bench.log)
-        matrix = _rows(shape, rows, seed=41)
+        matrix = scoring_rows(shape, rows)
         booster = lgb.Booster(model_str=text)
         engine = treescore_native.ExactScorer(text)
         layouts[shape.name] = engine.layout

@@ -12,6 +12,7 @@ from bench.timing import Result
 # Which section measured each diagnostic: a part that reruns a section replaces them.
 DIAGNOSTIC_SECTION = {"breakdown_A": "A", "breakdown_B": "B", "plans": "A", "limit_one_thread_rows_per_second": "A",
                       "limit_rows_per_second": "A", "engine_identical": "engines", "engine_layouts": "engines",
+                      "shap_identical": "shap", "shap_tables": "shap",
                       "synapseml": "synapseml", "cascade": "cascade", "topk": "topk"}
 # Workloads measured by a section of another name (results and agreement are kept by workload).
 WORKLOAD_SECTION = {"A35": "synapseml", "B35": "synapseml", "SHAP35": "synapseml"}

@@ -2,6 +2,7 @@
 import os
 from typing import Dict, List, Optional
 
+from bench import engines
 from bench.config import CORES, GRID_LEVELS, WEIGHTS, Sizes
 from bench.grid import EXTRA_METHODS
 from bench.methods import METHODS, MODEL_LOADING
@@ -62,9 +63,10 @@ def main_table(results: List[Result]) -> List[str]:
     return lines
 
 
-def _faster(label: str, results: List[Result], workload: str, other: str, goal: float) -> str:
-    """A target row: treescore batched's rows/s at least `goal` times `other`'s in `workload`."""
-    ts, them = _find(results, workload, "treescore_batched"), _find(results, workload, other)
+def _faster(label: str, results: List[Result], workload: str, other: str, goal: float,
+            method: str = "treescore_batched") -> str:
+    """A target row: `method`'s rows/s at least `goal` times `other`'s in `workload`."""
+    ts, them = _find(results, workload, method), _find(results, workload, other)
     if not (ts and them and ts.ok and them.ok):
         return f"| {label} | — | not measured | | |"
     actual = ts.rows_per_second / them.rows_per_second
@@ -388,6 +390,10 @@ def synapse_table(results: List[Result], agree: Dict, diagnostics: Dict) -> List
     shap = next((r.note for r in results if r.workload == "SHAP35" and r.note), "")
     if shap:
         lines += ["", f"SHAP35: {shap}."]
+    shares = info.get("shap_task_time")
+    if shares:
+        lines += ["", "treescore's SHAP35 tasks, one extra run: " + ", ".join(
+            f"{name} {100 * share:.0f}%" for name, share in shares.items()) + " of their run time."]
     mapped = (info.get("native_libraries") or {}).get("at the end", {})
     if mapped and "error" not in mapped:
         own = [os.path.basename(p.split(" ")[0]) for p in mapped.get("treescore", [])]
@@ -399,7 +405,24 @@ def synapse_table(results: List[Result], agree: Dict, diagnostics: Dict) -> List
 
 def synapse_targets(results: List[Result]) -> List[str]:
     return [_faster(f"{workload[0]} in one Spark 3.5 session: treescore batched >= 3x SynapseML", results, workload,
-                    "synapseml", 3) for workload in ("A35", "B35")]
+                    "synapseml", 3) for workload in ("A35", "B35")] + [
+        _faster("SHAP values of A's member in one Spark 3.5 session: treescore >= 10x SynapseML's featuresShapCol",
+                results, "SHAP35", "synapseml", 10, method="treescore")]
+
+
+def shap_targets(results: List[Result]) -> List[str]:
+    """In memory, one thread: treescore's TreeSHAP against LightGBM's, per shape (bench/shap.py)."""
+    rows = []
+    for shape, goal in ((engines.SHAPES[0].name, 10), (engines.SHAPES[2].name, 4)):
+        of = {r.method: r for r in results if r.workload == "shap" and r.note == shape and r.param == 1}
+        ts, them = of.get("treescore"), of.get("lightgbm")
+        label = f"SHAP values in memory, 1 thread, {shape}: treescore >= {goal}x LightGBM's TreeSHAP"
+        if not (ts and them and ts.ok and them.ok):
+            rows.append(f"| {label} | — | not measured | | |")
+            continue
+        actual = ts.rows_per_second / them.rows_per_second
+        rows.append(f"| {label} | {actual:.2f}x | {'PASS' if actual >= goal else 'MISS'} | | |")
+    return rows
 
 
 def agreement(agree: Dict[str, Dict]) -> List[str]:
@@ -448,6 +471,37 @@ def engines_table(results: List[Result], diagnostics: Dict) -> List[str]:
     return lines
 
 
+def shap_table(results: List[Result], diagnostics: Dict) -> List[str]:
+    """The SHAP section: each shape's TreeSHAP methods against LightGBM's 1 thread, and what
+    treescore's tables cost."""
+    measured = [r for r in results if r.workload == "shap"]
+    if not measured:
+        return ["Not measured in this run (`python -m bench --only shap`)."]
+    identical = diagnostics.get("shap_identical", {})
+    lines = ["| model | method | threads | rows | rows/s (median) | vs LightGBM 1 thread | outputs identical to "
+             "LightGBM | CPU us/row |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for shape in dict.fromkeys(r.note for r in measured):
+        base = next((r for r in measured if r.note == shape and r.method == "lightgbm" and r.param == 1), None)
+        for r in (r for r in measured if r.note == shape):
+            if not r.ok:
+                lines.append(f"| {shape} | {r.method} | | {r.rows:,} | {r.status} | | | |")
+                continue
+            share = identical.get(shape, {}).get(r.method)
+            shared = f"{100 * share:.2f}%" if share is not None else "—"
+            ratio = _ratio(r, base) if base is not None and base.ok else "—"
+            lines.append(f"| {shape} | {r.method} | {r.param} | {r.rows:,} | {_rate(r)} | {ratio} | {shared} | "
+                         f"{_cpu(r)} |")
+    tables = diagnostics.get("shap_tables", {})
+    if tables:
+        lines += ["", "treescore's TreeSHAP tables (built once per model and executor, on the first contribution call):",
+                  "", "| model | tables | first build | leaves replayed | LightGBM's work they still do | "
+                  "`auto` gives contributions to |", "|---|---:|---:|---:|---:|---|"]
+        for shape, t in tables.items():
+            lines.append(f"| {shape} | {_mib(8 * t['table_addends'])} MiB | {t['build_seconds']:.1f} s | "
+                         f"{t['replayed_leaves']:,} of {t['leaves']:,} | {100 * t['replayed_share']:.0f}% | {t['auto']} |")
+    return lines
+
+
 def setup(sizes: Sizes, ensemble) -> Dict[str, str]:
     scaling = ", ".join(f"{r:,}" for r in sizes.scaling_rows)
     lines = {
@@ -478,7 +532,7 @@ def parts_table(parts: Dict[str, Dict]) -> List[str]:
     lines = ["| section | finished | took | command | CPU | load average (1, 5, 15 min) and CPU pressure: start; end | "
              "parallel speed per core (2 processes vs 1) | JVM warm-up before it |",
              "|---|---|---:|---|---|---|---|---|"]
-    order = ["A", "B", "C", "batch", "scaling", "engines", "shapes", "synapseml", "cascade", "topk"]
+    order = ["A", "B", "C", "batch", "scaling", "engines", "shap", "shapes", "synapseml", "cascade", "topk"]
     for name, info in sorted(parts.items(), key=lambda item: order.index(item[0])):
         warm = info.get("jvm_warm_up")
         warm_text = (f"{warm['rounds']} rounds of treescore (batched and rule off) over {warm['rows']:,} rows "
@@ -547,7 +601,7 @@ def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, par
     out += ["", "Model loading per method:", ""]
     out += [f"- {NAMES[k]}: {v}" for k, v in MODEL_LOADING.items()]
     out += ["", "## Results", "", *[f"- {t}" for t in WORKLOAD_TITLES.values()], "", *main_table(results),
-            "", "## Targets", "", *targets(results), *outside_engine_target(diagnostics), *synapse_targets(results),
+            "", "## Targets", "", *targets(results), *outside_engine_target(diagnostics), *synapse_targets(results), *shap_targets(results),
             f"| a full run of at most 90 minutes | {run['seconds'] / 60:.0f} min | "
             f"{'PASS' if run['seconds'] <= 90 * 60 else 'MISS'} (this part: `{run['command']}`) | | |", "", "## Where treescore's time goes (A and B)", "",
             *breakdown(results, diagnostics), "", "## What a grid costs (C)", "",
@@ -555,7 +609,10 @@ def write(path: str, *, run: Dict, machine: Dict, sizes: Sizes, setup: Dict, par
             "the grids vary the discount feature over the cached rows of C, and each array is written "
             "as is (not exploded).", "", *grid_cost_table(results), "", "## Engines in memory", "",
             "Each engine scores the same float64 matrix in this process, outside Spark (bench/engines.py).", "",
-            *engines_table(results, diagnostics), "", "## Other model shapes (workload A)", "",
+            *engines_table(results, diagnostics), "", "## SHAP values in memory", "",
+            "Each method explains the same float64 matrix in this process, outside Spark (bench/shap.py); "
+            "treescore's tables are built before the clock starts, as an executor keeps them.", "",
+            *shap_table(results, diagnostics), "", "## Other model shapes (workload A)", "",
             "Workload A's cached rows scored by one model of each shape (its first columns of the same table).", "",
             *shapes_table(results), "", "## Automatic cascade (Cascade.fit, workload A's rows)", "",
             "An expensive binary classifier scored by treescore alone and as the second stage of the cascade "

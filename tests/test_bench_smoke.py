@@ -57,6 +57,18 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     shapes = {(r["note"], r["method"]) for r in first["results"] if r["workload"] == "shapes" and r["status"] == "ok"}
     assert len({note for note, _ in shapes}) == 4 and all(
         (note, m) in shapes for note, _ in shapes for m in ("treescore_batched", "map_in_pandas", "map_in_arrow"))
+    # SHAP values in memory: LightGBM's and treescore's TreeSHAP on four shapes at 1 and 2 threads,
+    # treescore's bit-identical, with what its tables cost; FastTreeSHAP measured or "not installed".
+    shap = [r for r in first["results"] if r["workload"] == "shap"]
+    measured = {(r["note"], r["method"], r["param"]) for r in shap if r["status"] == "ok"}
+    shapes = {note for note, _, _ in measured}
+    assert len(shapes) == 4 and all((s, m, t) in measured for s in shapes for m in ("lightgbm", "treescore")
+                                    for t in (1, 2))
+    assert all(r["status"] == "ok" or r["status"].startswith("not installed") for r in shap)
+    assert all(first["diagnostics"]["shap_identical"][s]["treescore"] == 1.0 for s in shapes)
+    assert set(first["diagnostics"]["shap_tables"]) == shapes
+    section = report.split("## SHAP values in memory", 1)[1].split("\n## ", 1)[0]
+    assert "| `auto` gives contributions to |" in section and "treescore >= 10x LightGBM's TreeSHAP" in report
     # SynapseML beside treescore's 3.5 jar in one Spark 3.5 session: every method measured, and
     # treescore's scores and contributions bit-identical to Booster.predict there, SynapseML's
     # LightGBM loaded first.
@@ -108,7 +120,7 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     # A second part that reruns only scaling keeps A, B, C and the batch sweep from the first
     # part as they were, replaces the scaling rows, and says which part ran which section.
     second = _bench(tmp_path, "--only", "scaling", "--merge")
-    for workload in ("A", "B", "C", "batch", "cascade", "topk"):
+    for workload in ("A", "B", "C", "batch", "cascade", "topk", "shap"):
         assert _rows(second["results"], workload) == _rows(first["results"], workload), workload
     assert _rows(second["results"], "scaling") != _rows(first["results"], "scaling")
     assert len(_rows(second["results"], "scaling")) == len(_rows(first["results"], "scaling"))
