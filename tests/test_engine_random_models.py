@@ -2,8 +2,9 @@
 thresholds at +-0, +-inf, LightGBM's zero threshold and its neighbours, every missing type with
 either default direction, categorical splits with random bitsets (negative, fractional, huge and
 NaN codes in the rows), lopsided trees up to 100 leaves (both layouts), one-leaf trees,
-multiclass and every objective's transform. LightGBM loads each text itself; the engine must
-give its bits for every output kind."""
+multiclass and every objective's transform, features repeated along paths (at most 8 features),
+and training counts at random, zeros included, which TreeSHAP divides by. LightGBM loads each
+text itself; the engine must give its bits for every output kind, contributions too."""
 import os
 import zlib
 
@@ -53,6 +54,13 @@ def random_tree(rng, num_features: int, num_leaves: int):
     return left, right, feature, thresholds, decision, cat_words, cat_bounds, values
 
 
+def counts(rng, size: int) -> list:
+    """Training counts as TreeSHAP reads them: whatever the text says, zeros (0 / 0 is NaN) too."""
+    drawn = rng.integers(0, 60, size=size)
+    drawn[rng.random(size) < 0.1] = 0
+    return [int(c) for c in drawn]
+
+
 def numbers(values) -> str:
     return " ".join(repr(float(v)) if isinstance(v, float) else str(v) for v in values)
 
@@ -79,9 +87,9 @@ def random_model(seed: int) -> str:
             f"Tree={t}\nnum_leaves={n}\nnum_cat={cats}\nsplit_feature={numbers(feature)}\n"
             f"split_gain={numbers([1.0] * (n - 1))}\nthreshold={numbers(thresholds)}\n"
             f"decision_type={numbers(decision)}\nleft_child={numbers(left)}\nright_child={numbers(right)}\n"
-            f"leaf_value={numbers(list(values))}\nleaf_weight={numbers([1.0] * n)}\nleaf_count={numbers([1] * n)}\n"
+            f"leaf_value={numbers(list(values))}\nleaf_weight={numbers([1.0] * n)}\nleaf_count={numbers(counts(rng, n))}\n"
             f"internal_value={numbers([0.0] * (n - 1))}\ninternal_weight={numbers([1.0] * (n - 1))}\n"
-            f"internal_count={numbers([1] * (n - 1))}\n{cat_lines}is_linear=0\nshrinkage=1\n")
+            f"internal_count={numbers(counts(rng, n - 1))}\n{cat_lines}is_linear=0\nshrinkage=1\n")
     names = " ".join(f"f{i}" for i in range(num_features))
     header = (f"tree\nversion=v4\nnum_class={classes}\nnum_tree_per_iteration={classes}\nlabel_index=0\n"
               f"max_feature_idx={num_features - 1}\nobjective={objective}\n"
@@ -115,7 +123,7 @@ def comparisons(seed: int) -> int:
     x = random_rows(text, seed=0)
     most_leaves = max(int(line[len("num_leaves="):]) for line in text.splitlines() if line.startswith("num_leaves="))
     per_layout = sum(booster.predict(x, **args).size for args in ({}, {"raw_score": True}, {"pred_leaf": True}))
-    return per_layout * (2 if most_leaves <= 64 else 1)
+    return per_layout * (2 if most_leaves <= 64 else 1) + booster.predict(x, pred_contrib=True).size
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -131,6 +139,10 @@ def test_random_model_texts_score_like_lightgbm(seed):
             expected = booster.predict(x, **args)
             got = engine.predict(x, kind).reshape(expected.shape)
             assert_same_bits(got, expected, f"seed {seed}, {layout}, {kind}")
+    # Contributions take no layout: TreeSHAP walks the model's own nodes.
+    expected = booster.predict(x, pred_contrib=True)
+    got = treescore_native.ExactScorer(text).predict(x, "contrib").reshape(expected.shape)
+    assert_same_bits(got, expected, f"seed {seed}, contrib")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
