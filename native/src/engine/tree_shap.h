@@ -30,15 +30,16 @@ class TreeShap {
   // A leaf gets a table of 2^depth patterns up to this depth; deeper leaves replay their path.
   static constexpr int kMaxTableDepth = static_cast<int>(wire::kTreeShapMaxTableDepth);
 
-  // The forest must outlive this. The tables are built on the first Explain, for every tree,
-  // so that a model only scored never pays for them.
+  // The forest must outlive this. The tables are built on the first Explain (or Stats), for
+  // every tree, so that a model only scored never pays for them.
   explicit TreeShap(const model::Forest& forest);
 
   // Doubles per row: num_features + 1 per class, the expected value last in each class's run.
   int64_t OutputsPerRow() const;
 
-  // What the tables hold, building them if no Explain has (throwing as Explain does); the JVM estimates the same on the
-  // driver (treescore.model.TreeShapTables) to choose an engine and to budget memory.
+  // What the tables hold, building them if no Explain has (throwing as Explain does). The JVM
+  // estimates the same on the driver (treescore.model.TreeShapTables) to choose an engine and to
+  // budget memory.
   struct TableStats {
     int64_t leaves = 0;           // over all trees
     int64_t replayed_leaves = 0;  // leaves without a table
