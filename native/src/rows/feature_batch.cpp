@@ -1,5 +1,7 @@
 #include "feature_batch.h"
 
+#include <cstddef>
+
 namespace treescore {
 
 FeatureBatch FeatureBatch::Columns(const std::vector<int32_t>& picked, std::vector<const double*>* pointers) const {
