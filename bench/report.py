@@ -1,6 +1,6 @@
 """bench/results/latest.md: machine, setup, the main table, targets, breakdown, sweeps, notes."""
 import os
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from bench import engines
 from bench.config import CORES, GRID_LEVELS, WEIGHTS, Sizes
@@ -450,25 +450,31 @@ def sweep_table(results: List[Result], workload: str, label: str) -> List[str]:
     return lines
 
 
+def _against_lightgbm(measured: List[Result], identical: Dict, column: str,
+                      name: Callable[[str, Result], str] = lambda shape, r: r.method) -> List[str]:
+    """Per shape (the results' notes), each method's rows against LightGBM's 1 thread, with its
+    share of outputs bit-identical to LightGBM's; a method not measured shows its status."""
+    lines = [f"| model | {column} | threads | rows | rows/s (median) | vs LightGBM 1 thread | outputs identical to "
+             "LightGBM | CPU us/row |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for shape in dict.fromkeys(r.note for r in measured):
+        base = next((r for r in measured if r.note == shape and r.method == "lightgbm" and r.param == 1), None)
+        for r in (r for r in measured if r.note == shape):
+            share = identical.get(shape, {}).get(r.method)
+            shared = f"{100 * share:.2f}%" if share is not None else "—"
+            ratio = _ratio(r, base) if base is not None else "—"
+            lines.append(f"| {shape} | {name(shape, r)} | {r.param or '—'} | {r.rows:,} | {_rate(r)} | {ratio} | "
+                         f"{shared} | {_cpu(r)} |")
+    return lines
+
+
 def engines_table(results: List[Result], diagnostics: Dict) -> List[str]:
     """The native section: each shape's engines at 1 and 2 threads, against LightGBM's 1 thread."""
     measured = [r for r in results if r.workload == "engines"]
     if not measured:
         return ["Not measured in this run (`python -m bench --only engines`)."]
-    identical = diagnostics.get("engine_identical", {})
     layouts = diagnostics.get("engine_layouts", {})
-    lines = ["| model | engine | threads | rows | rows/s (median) | vs LightGBM 1 thread | outputs identical to "
-             "LightGBM | CPU us/row |", "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for shape in dict.fromkeys(r.note for r in measured):
-        base = next((r for r in measured if r.note == shape and r.method == "lightgbm" and r.param == 1), None)
-        for r in (r for r in measured if r.note == shape):
-            name = f"treescore ({layouts.get(shape, '?')})" if r.method == "treescore" else r.method
-            share = identical.get(shape, {}).get(r.method)
-            shared = f"{100 * share:.2f}%" if share is not None else "—"
-            ratio = _ratio(r, base) if base is not None else "—"
-            lines.append(f"| {shape} | {name} | {r.param or '—'} | {r.rows:,} | {_rate(r)} | {ratio} | {shared} | "
-                         f"{_cpu(r)} |")
-    return lines
+    return _against_lightgbm(measured, diagnostics.get("engine_identical", {}), "engine", lambda shape, r: (
+        f"treescore ({layouts.get(shape, '?')})" if r.method == "treescore" else r.method))
 
 
 def shap_table(results: List[Result], diagnostics: Dict) -> List[str]:
@@ -477,20 +483,7 @@ def shap_table(results: List[Result], diagnostics: Dict) -> List[str]:
     measured = [r for r in results if r.workload == "shap"]
     if not measured:
         return ["Not measured in this run (`python -m bench --only shap`)."]
-    identical = diagnostics.get("shap_identical", {})
-    lines = ["| model | method | threads | rows | rows/s (median) | vs LightGBM 1 thread | outputs identical to "
-             "LightGBM | CPU us/row |", "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for shape in dict.fromkeys(r.note for r in measured):
-        base = next((r for r in measured if r.note == shape and r.method == "lightgbm" and r.param == 1), None)
-        for r in (r for r in measured if r.note == shape):
-            if not r.ok:
-                lines.append(f"| {shape} | {r.method} | | {r.rows:,} | {r.status} | | | |")
-                continue
-            share = identical.get(shape, {}).get(r.method)
-            shared = f"{100 * share:.2f}%" if share is not None else "—"
-            ratio = _ratio(r, base) if base is not None and base.ok else "—"
-            lines.append(f"| {shape} | {r.method} | {r.param} | {r.rows:,} | {_rate(r)} | {ratio} | {shared} | "
-                         f"{_cpu(r)} |")
+    lines = _against_lightgbm(measured, diagnostics.get("shap_identical", {}), "method")
     tables = diagnostics.get("shap_tables", {})
     if tables:
         lines += ["", "treescore's TreeSHAP tables (built once per model and executor, on the first contribution call):",
