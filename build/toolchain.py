@@ -32,6 +32,15 @@ def tools_venv() -> str:
     return root
 
 
+def write_atomically(path: str, text: str, mode: int = 0o644) -> None:
+    """Replaces `path` whole, so that a build running the old file never reads half of the new."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w") as f:
+        f.write(text)
+    os.chmod(temporary, mode)
+    os.replace(temporary, path)
+
+
 def wrappers(root: str, arch: str) -> str:
     """A folder with cc and c++ for `arch`, and the venv's cmake and ninja, as CMake wants them."""
     if arch not in ARCHES:
@@ -40,14 +49,15 @@ def wrappers(root: str, arch: str) -> str:
     os.makedirs(folder, exist_ok=True)
     python = os.path.join(root, "bin", "python")
     zig_cache = os.path.join(cache_root(), "zig-cache")
-    for name, driver in (("cc", "cc"), ("c++", "c++")):
-        path = os.path.join(folder, name)
-        with open(path + ".tmp", "w") as f:
-            f.write("#!/bin/sh\n"
-                    f'ZIG_GLOBAL_CACHE_DIR="{zig_cache}" exec "{python}" -m ziglang {driver} '
-                    f'-target {arch}-linux-gnu.{GLIBC_FLOOR} "$@"\n')
-        os.chmod(path + ".tmp", 0o755)
-        os.replace(path + ".tmp", path)
+    # The wrappers run the driver's copy in the venv, so they work while the checkout changes.
+    driver_script = os.path.join(root, "zig_driver.py")
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "zig_driver.py")) as f:
+        write_atomically(driver_script, f.read())
+    for name in ("cc", "c++"):
+        write_atomically(os.path.join(folder, name),
+                         "#!/bin/sh\n"
+                         f'exec "{python}" "{driver_script}" "{zig_cache}" {name} '
+                         f'-target {arch}-linux-gnu.{GLIBC_FLOOR} "$@"\n', mode=0o755)
     for tool in ("cmake", "ninja"):
         link = os.path.join(folder, tool)
         if not os.path.lexists(link):
