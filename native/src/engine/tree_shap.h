@@ -49,8 +49,9 @@ class TreeShap {
 
   // What one caller reuses from row to row.
   struct Scratch {
-    // Per node of the current tree: its edges' hot pattern (bit j: edge j from the root is
-    // hot) and where its leaves start in the row's hot-first order; and its decision.
+    // For each of a pass's rows, per node of the current tree and then per leaf: its edges' hot
+    // pattern (bit j: edge j from the root is hot) and where its leaves start in the row's
+    // hot-first order; and per node, the row's decision.
     std::vector<uint64_t> pattern;
     std::vector<int32_t> position;
     std::vector<uint8_t> goes_left;
@@ -98,6 +99,15 @@ class TreeShap {
     int32_t depth;         // edges from the root
     int32_t left_leaves;   // leaves under its left child
     int32_t right_leaves;  // and under its right
+    // Where its children's pattern and position go in Scratch: a node's own index, and leaf l's
+    // the node count + l. One store for either kind spares a branch per child.
+    int32_t left_entry;
+    int32_t right_entry;
+    // Its decision for an ordinary value (model::IsOrdinary) at a numerical node, read here
+    // rather than from the node: value <= threshold (model::InclusiveThreshold).
+    int32_t feature;
+    bool numerical;
+    double threshold;
   };
   struct TreeTables {
     std::vector<Visit> visits;
@@ -111,11 +121,11 @@ class TreeShap {
   // Builds the tables once; throws std::invalid_argument for a forest without covers.
   void EnsureBuilt() const;
   void Build() const;
-  // One row's leaves in a tree of more than one leaf, into slots[0, num_leaves) in the row's
-  // hot-first order; feature f of the row is values[f * stride]. Replayed leaves' addends go
-  // to replayed[0, TreeTables::replayed_addends).
-  void Locate(const model::Tree& tree, const TreeTables& tables, const double* values, size_t stride, Scratch* scratch,
-              Scratch::Slot* slots, double* replayed) const;
+  // The leaves of num_rows (at most a pass's) rows in a tree of more than one leaf, each row's in
+  // its hot-first order: row r's into slots[r * num_leaves, + num_leaves). Feature f of row r is
+  // values[f * stride + r]. Replayed leaves' addends go to replayed, the rows' one after another.
+  void Locate(const model::Tree& tree, const TreeTables& tables, const double* values, size_t stride, size_t num_rows,
+              Scratch* scratch, Scratch::Slot* slots, double* replayed) const;
   // Tree `tree`'s leaves, their paths and elements, without tables.
   static TreeTables Describe(const model::Tree& tree);
   // Builds `leaf`'s table, 2^depth patterns of its addends.
