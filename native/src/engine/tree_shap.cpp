@@ -42,6 +42,40 @@ int64_t TreeShap::OutputsPerRow() const {
   return static_cast<int64_t>(forest_.num_classes) * (forest_.num_features + 1);
 }
 
+namespace {
+
+// Extends `path` (elements 0..depth) by the edge from `node` to its left or right child, which
+// the row takes where `hot`, as LightGBM's TreeSHAP recursion does; returns the new depth.
+int Descend(const model::Tree& tree, const model::Node& node, bool left, bool hot, ShapPathElement* path, int depth) {
+  // The child's share of the node's rows: hot or cold, LightGBM divides its count by the node's.
+  const double w = node.cover;
+  const double zero = Cover(tree, left ? node.left : node.right) / w;
+  double incoming_zero = 1;
+  double incoming_one = 1;
+  // A feature already on the path is unwound, and extended again for this node.
+  int at = 0;
+  while (at <= depth && path[at].feature != node.feature) ++at;
+  if (at != depth + 1) {
+    incoming_zero = path[at].zero_fraction;
+    incoming_one = path[at].one_fraction;
+    UnwindShapPath(path, depth, at);
+    depth -= 1;
+  }
+  depth += 1;
+  ExtendShapPath(path, depth, zero * incoming_zero, hot ? incoming_one : 0, node.feature);
+  return depth;
+}
+
+// A leaf's addends from its whole path (elements 1..depth after the placeholder), in path order.
+void LeafAddends(const ShapPathElement* path, int depth, double value, double* addends) {
+  for (int i = 1; i <= depth; ++i) {
+    const double w = UnwoundShapPathSum(path, depth, i);
+    addends[i - 1] = w * (path[i].one_fraction - path[i].zero_fraction) * value;
+  }
+}
+
+}  // namespace
+
 int TreeShap::Replay(const model::Tree& tree, const TreeTables& tables, const Leaf& leaf, const uint8_t* hot,
                      std::vector<ShapPathElement>* path_buffer, double* addends, int32_t* features) {
   path_buffer->resize(static_cast<size_t>(leaf.depth) + 1);
@@ -51,32 +85,64 @@ int TreeShap::Replay(const model::Tree& tree, const TreeTables& tables, const Le
   ExtendShapPath(path, 0, 1, 1, -1);
   for (int32_t j = 0; j < leaf.depth; ++j) {
     const Step& step = tables.steps[leaf.first_step + static_cast<size_t>(j)];
-    const model::Node& node = tree.nodes[static_cast<size_t>(step.node)];
-    // The child's share of the node's rows: hot or cold, LightGBM divides its count by the node's.
-    const double w = node.cover;
-    const double zero = Cover(tree, step.left ? node.left : node.right) / w;
-    double incoming_zero = 1;
-    double incoming_one = 1;
-    // A feature already on the path is unwound, and extended again for this node.
-    int at = 0;
-    while (at <= depth && path[at].feature != node.feature) ++at;
-    if (at != depth + 1) {
-      incoming_zero = path[at].zero_fraction;
-      incoming_one = path[at].one_fraction;
-      UnwindShapPath(path, depth, at);
-      depth -= 1;
-    }
-    depth += 1;
-    ExtendShapPath(path, depth, zero * incoming_zero, hot[j] ? incoming_one : 0, node.feature);
+    depth = Descend(tree, tree.nodes[static_cast<size_t>(step.node)], step.left, hot[j] != 0, path, depth);
   }
-  const double value = tree.leaf_value[static_cast<size_t>(&leaf - tables.leaves.data())];
-  for (int i = 1; i <= depth; ++i) {
-    const double w = UnwoundShapPathSum(path, depth, i);
-    const ShapPathElement& element = path[i];
-    addends[i - 1] = w * (element.one_fraction - element.zero_fraction) * value;
-    if (features != nullptr) features[i - 1] = element.feature;
+  LeafAddends(path, depth, tree.leaf_value[static_cast<size_t>(&leaf - tables.leaves.data())], addends);
+  if (features != nullptr) {
+    for (int i = 1; i <= depth; ++i) features[i - 1] = path[i].feature;
   }
   return depth;
+}
+
+double* TreeShap::ReplayRow(const model::Tree& tree, const TreeTables& tables, size_t r, Scratch* scratch,
+                            Scratch::Slot* slots, double* replayed) {
+  // The path at depth d (at most d + 1 elements) is kept at paths[d * (d + 1) / 2]: a child
+  // copies its parent's and extends it. LightGBM keeps the same triangle.
+  const auto levels = static_cast<size_t>(tables.max_depth) + 1;
+  scratch->path.resize(levels * (levels + 1) / 2);
+  ShapPathElement* paths = scratch->path.data();
+  auto level = [paths](int32_t depth) { return paths + static_cast<size_t>(depth) * static_cast<size_t>(depth + 1) / 2; };
+  ExtendShapPath(paths, 0, 1, 1, -1);
+  const int32_t* position = scratch->position.data() + tree.nodes.size() * kPassRows + r;
+  auto& descents = scratch->descents;
+  descents.assign({{0, false, 0, 0}, {0, true, 0, 0}});
+  while (!descents.empty()) {
+    const Scratch::Descent at = descents.back();
+    descents.pop_back();
+    const model::Node& parent = tree.nodes[static_cast<size_t>(at.parent)];
+    const int32_t child = at.left ? parent.left : parent.right;
+    const bool wanted = child < 0 ? tables.leaves[static_cast<size_t>(~child)].first_value == kReplay
+                                  : tables.replays_below[static_cast<size_t>(child)] != 0;
+    if (!wanted) continue;
+    const ShapPathElement* from = level(at.depth);
+    ShapPathElement* path = level(at.depth + 1);
+    std::copy(from, from + at.elements + 1, path);
+    const bool hot = scratch->goes_left[static_cast<size_t>(at.parent) * kPassRows + r] == at.left;
+    const int elements = Descend(tree, parent, at.left, hot, path, at.elements);
+    if (child >= 0) {
+      descents.push_back({child, false, at.depth + 1, elements});
+      descents.push_back({child, true, at.depth + 1, elements});
+      continue;
+    }
+    const auto leaf = static_cast<size_t>(~child);
+    LeafAddends(path, elements, tree.leaf_value[leaf], replayed);
+    slots[position[leaf * kPassRows]].addends = replayed;
+    replayed += elements;
+  }
+  return replayed;
+}
+
+void TreeShap::MarkReplays(const model::Tree& tree, TreeTables* tables) {
+  tables->replays_below.assign(tree.nodes.size(), 0);
+  auto replays = [&](int32_t child) {
+    return child < 0 ? tables->leaves[static_cast<size_t>(~child)].first_value == kReplay
+                     : tables->replays_below[static_cast<size_t>(child)] != 0;
+  };
+  // Children before parents.
+  for (auto visit = tables->visits.rbegin(); visit != tables->visits.rend(); ++visit) {
+    const model::Node& node = tree.nodes[static_cast<size_t>(visit->node)];
+    tables->replays_below[static_cast<size_t>(visit->node)] = replays(node.left) || replays(node.right);
+  }
 }
 
 TreeShap::TreeTables TreeShap::Describe(const model::Tree& tree) {
@@ -98,6 +164,7 @@ TreeShap::TreeTables TreeShap::Describe(const model::Tree& tree) {
     if (at.index < 0) {
       Leaf& leaf = tables.leaves[static_cast<size_t>(~at.index)];
       leaf.depth = at.depth;
+      tables.max_depth = std::max(tables.max_depth, at.depth);
       leaf.first_step = tables.steps.size();
       tables.steps.insert(tables.steps.end(), path.begin(), path.end());
       continue;
@@ -177,6 +244,9 @@ void TreeShap::Build() const {
     if (candidate.size > budget) break;
     budget -= candidate.size;
     Fill(forest_.trees[candidate.tree], &tables_[candidate.tree], &tables_[candidate.tree].leaves[candidate.leaf]);
+  }
+  for (size_t t = 0; t < forest_.trees.size(); ++t) {
+    if (forest_.trees[t].num_leaves() > 1) MarkReplays(forest_.trees[t], &tables_[t]);
   }
 }
 
@@ -304,24 +374,7 @@ void TreeShap::Locate(const model::Tree& tree, const TreeTables& tables, const d
     }
   }
   if (tables.replayed_addends == 0) return;
-  for (size_t r = 0; r < num_rows; ++r) {
-    for (size_t k = 0; k < num_leaves; ++k) {
-      Scratch::Slot& slot = slots[r * num_leaves + k];
-      const Leaf& leaf = tables.leaves[static_cast<size_t>(slot.leaf)];
-      if (leaf.first_value != kReplay) continue;
-      scratch->hot.resize(static_cast<size_t>(leaf.depth));
-      for (int32_t j = 0; j < leaf.depth; ++j) {
-        const Step& step = tables.steps[leaf.first_step + static_cast<size_t>(j)];
-        scratch->hot[static_cast<size_t>(j)] =
-            scratch->goes_left[static_cast<size_t>(step.node) * kPassRows + r] == step.left;
-      }
-      scratch->addends.resize(static_cast<size_t>(leaf.depth));
-      Replay(tree, tables, leaf, scratch->hot.data(), &scratch->path, scratch->addends.data(), nullptr);
-      std::copy(scratch->addends.begin(), scratch->addends.begin() + leaf.elements, replayed);
-      slot.addends = replayed;
-      replayed += leaf.elements;
-    }
-  }
+  for (size_t r = 0; r < num_rows; ++r) replayed = ReplayRow(tree, tables, r, scratch, slots + r * num_leaves, replayed);
 }
 
 }  // namespace engine

@@ -66,9 +66,14 @@ class TreeShap {
     std::vector<Slot> slots;
     std::vector<size_t> offsets;  // the current tree's elements' (TreeTables::features)
     std::vector<double> replayed;
-    std::vector<uint8_t> hot;  // a replayed leaf's edges, root first: whether each is hot
-    std::vector<ShapPathElement> path;
-    std::vector<double> addends;
+    std::vector<ShapPathElement> path;  // a replaying row's paths, one per depth
+    struct Descent {
+      int32_t parent;    // the node whose child is next
+      bool left;         // that child
+      int32_t depth;     // the parent's, in edges
+      int32_t elements;  // the parent's path elements after the root's placeholder
+    };
+    std::vector<Descent> descents;
     std::vector<double> phi;  // a batch's contributions, feature by feature
   };
   // The contributions of num_rows rows over trees [first_tree, first_tree + num_trees) (whole
@@ -116,6 +121,10 @@ class TreeShap {
     std::vector<int32_t> features;
     std::vector<double> values;
     size_t replayed_addends = 0;  // elements of the leaves without a table
+    int32_t max_depth = 0;        // of its leaves
+    // Per node: whether a leaf without a table is under it, so that a row's replay walks only
+    // to those.
+    std::vector<uint8_t> replays_below;
   };
 
   // Builds the tables once; throws std::invalid_argument for a forest without covers.
@@ -135,6 +144,13 @@ class TreeShap {
   // the element count.
   static int Replay(const model::Tree& tree, const TreeTables& tables, const Leaf& leaf, const uint8_t* hot,
                      std::vector<ShapPathElement>* path, double* addends, int32_t* features);
+  // Row r of a pass (its decisions in Scratch::goes_left, its slots located) gets the addends of
+  // its leaves without a table, into `replayed` (returned past them). Every path is extended
+  // once per node, not once per leaf under it, as LightGBM's own recursion does.
+  static double* ReplayRow(const model::Tree& tree, const TreeTables& tables, size_t r, Scratch* scratch,
+                           Scratch::Slot* slots, double* replayed);
+  // Marks TreeTables::replays_below once the tables are filled.
+  static void MarkReplays(const model::Tree& tree, TreeTables* tables);
 
   const model::Forest& forest_;
   mutable std::once_flag built_;
