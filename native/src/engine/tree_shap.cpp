@@ -111,9 +111,7 @@ double* TreeShap::ReplayRow(const model::Tree& tree, const TreeTables& tables, s
     descents.pop_back();
     const model::Node& parent = tree.nodes[static_cast<size_t>(at.parent)];
     const int32_t child = at.left ? parent.left : parent.right;
-    const bool wanted = child < 0 ? tables.leaves[static_cast<size_t>(~child)].first_value == kReplay
-                                  : tables.replays_below[static_cast<size_t>(child)] != 0;
-    if (!wanted) continue;
+    if (!ReplaysUnder(tables, child)) continue;
     const ShapPathElement* from = level(at.depth);
     ShapPathElement* path = level(at.depth + 1);
     std::copy(from, from + at.elements + 1, path);
@@ -134,15 +132,17 @@ double* TreeShap::ReplayRow(const model::Tree& tree, const TreeTables& tables, s
 
 void TreeShap::MarkReplays(const model::Tree& tree, TreeTables* tables) {
   tables->replays_below.assign(tree.nodes.size(), 0);
-  auto replays = [&](int32_t child) {
-    return child < 0 ? tables->leaves[static_cast<size_t>(~child)].first_value == kReplay
-                     : tables->replays_below[static_cast<size_t>(child)] != 0;
-  };
   // Children before parents.
   for (auto visit = tables->visits.rbegin(); visit != tables->visits.rend(); ++visit) {
     const model::Node& node = tree.nodes[static_cast<size_t>(visit->node)];
-    tables->replays_below[static_cast<size_t>(visit->node)] = replays(node.left) || replays(node.right);
+    tables->replays_below[static_cast<size_t>(visit->node)] =
+        ReplaysUnder(*tables, node.left) || ReplaysUnder(*tables, node.right);
   }
+}
+
+bool TreeShap::ReplaysUnder(const TreeTables& tables, int32_t child) {
+  return child < 0 ? tables.leaves[static_cast<size_t>(~child)].first_value == kReplay
+                   : tables.replays_below[static_cast<size_t>(child)] != 0;
 }
 
 TreeShap::TreeTables TreeShap::Describe(const model::Tree& tree) {
@@ -369,8 +369,7 @@ void TreeShap::Locate(const model::Tree& tree, const TreeTables& tables, const d
     for (size_t r = 0; r < num_rows; ++r) {
       const double* addends = table == nullptr ? nullptr : table + leaf_pattern[r] * static_cast<size_t>(leaf.elements);
       __builtin_prefetch(addends);
-      slots[r * num_leaves + static_cast<size_t>(leaf_position[r])] = {addends, offsets, leaf.elements,
-                                                                        static_cast<int32_t>(l)};
+      slots[r * num_leaves + static_cast<size_t>(leaf_position[r])] = {addends, offsets, leaf.elements};
     }
   }
   if (tables.replayed_addends == 0) return;

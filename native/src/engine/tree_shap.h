@@ -61,7 +61,6 @@ class TreeShap {
       const double* addends;
       const size_t* offsets;  // where each addend goes in the block's contributions
       int32_t elements;
-      int32_t leaf;
     };
     std::vector<Slot> slots;
     std::vector<size_t> offsets;  // the current tree's elements' (TreeTables::features)
@@ -151,6 +150,9 @@ class TreeShap {
                            Scratch::Slot* slots, double* replayed);
   // Marks TreeTables::replays_below once the tables are filled.
   static void MarkReplays(const model::Tree& tree, TreeTables* tables);
+  // Whether `child` (a node, or ~leaf) is a leaf without a table or has one under it: where a
+  // row's replay goes. Children are marked before their parents.
+  static bool ReplaysUnder(const TreeTables& tables, int32_t child);
 
   const model::Forest& forest_;
   mutable std::once_flag built_;
