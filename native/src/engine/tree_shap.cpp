@@ -67,17 +67,16 @@ int Descend(const model::Tree& tree, const model::Node& node, bool left, bool ho
 }
 
 // A leaf's addends from its whole path (elements 1..depth after the placeholder), in path order.
-void LeafAddends(const ShapPathElement* path, int depth, double value, double* addends) {
-  for (int i = 1; i <= depth; ++i) {
-    const double w = UnwoundShapPathSum(path, depth, i);
-    addends[i - 1] = w * (path[i].one_fraction - path[i].zero_fraction) * value;
-  }
+void LeafAddends(const ShapPathElement* path, int depth, double value, ShapSumsWork* work, double* addends) {
+  UnwoundShapPathSums(path, depth, work, addends);
+  for (int i = 1; i <= depth; ++i) addends[i - 1] = addends[i - 1] * (path[i].one_fraction - path[i].zero_fraction) * value;
 }
 
 }  // namespace
 
 int TreeShap::Replay(const model::Tree& tree, const TreeTables& tables, const Leaf& leaf, const uint8_t* hot,
-                     std::vector<ShapPathElement>* path_buffer, double* addends, int32_t* features) {
+                     std::vector<ShapPathElement>* path_buffer, ShapSumsWork* work, double* addends,
+                     int32_t* features) {
   path_buffer->resize(static_cast<size_t>(leaf.depth) + 1);
   ShapPathElement* path = path_buffer->data();
   // The root's call extends the empty path with a placeholder (feature -1), as LightGBM's does.
@@ -87,7 +86,7 @@ int TreeShap::Replay(const model::Tree& tree, const TreeTables& tables, const Le
     const Step& step = tables.steps[leaf.first_step + static_cast<size_t>(j)];
     depth = Descend(tree, tree.nodes[static_cast<size_t>(step.node)], step.left, hot[j] != 0, path, depth);
   }
-  LeafAddends(path, depth, tree.leaf_value[static_cast<size_t>(&leaf - tables.leaves.data())], addends);
+  LeafAddends(path, depth, tree.leaf_value[static_cast<size_t>(&leaf - tables.leaves.data())], work, addends);
   if (features != nullptr) {
     for (int i = 1; i <= depth; ++i) features[i - 1] = path[i].feature;
   }
@@ -123,7 +122,7 @@ double* TreeShap::ReplayRow(const model::Tree& tree, const TreeTables& tables, s
       continue;
     }
     const auto leaf = static_cast<size_t>(~child);
-    LeafAddends(path, elements, tree.leaf_value[leaf], replayed);
+    LeafAddends(path, elements, tree.leaf_value[leaf], &scratch->sums, replayed);
     slots[position[leaf * kPassRows]].addends = replayed;
     replayed += elements;
   }
@@ -187,13 +186,14 @@ TreeShap::TreeTables TreeShap::Describe(const model::Tree& tree) {
   }
   // Each leaf's features and element count (the same for every pattern); no tables yet.
   std::vector<ShapPathElement> buffer;
+  ShapSumsWork work;
   std::vector<uint8_t> hot;
   std::vector<double> addends;
   for (Leaf& leaf : tables.leaves) {
     hot.assign(static_cast<size_t>(leaf.depth), 1);
     addends.resize(static_cast<size_t>(leaf.depth));
     std::vector<int32_t> features(static_cast<size_t>(leaf.depth));
-    leaf.elements = Replay(tree, tables, leaf, hot.data(), &buffer, addends.data(), features.data());
+    leaf.elements = Replay(tree, tables, leaf, hot.data(), &buffer, &work, addends.data(), features.data());
     leaf.first_feature = tables.features.size();
     tables.features.insert(tables.features.end(), features.begin(), features.begin() + leaf.elements);
     tables.replayed_addends += static_cast<size_t>(leaf.elements);
@@ -208,11 +208,12 @@ void TreeShap::Fill(const model::Tree& tree, TreeTables* tables, Leaf* leaf) {
   tables->values.resize(tables->values.size() + patterns * elements);
   tables->replayed_addends -= elements;
   std::vector<ShapPathElement> buffer;
+  ShapSumsWork work;
   std::vector<uint8_t> hot(static_cast<size_t>(leaf->depth));
   for (size_t pattern = 0; pattern < patterns; ++pattern) {
     for (int32_t j = 0; j < leaf->depth; ++j) hot[static_cast<size_t>(j)] = (pattern >> j) & 1;
-    Replay(tree, *tables, *leaf, hot.data(), &buffer, tables->values.data() + leaf->first_value + pattern * elements,
-           nullptr);
+    Replay(tree, *tables, *leaf, hot.data(), &buffer, &work,
+           tables->values.data() + leaf->first_value + pattern * elements, nullptr);
   }
 }
 

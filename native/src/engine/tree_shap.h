@@ -66,6 +66,7 @@ class TreeShap {
     std::vector<size_t> offsets;  // the current tree's elements' (TreeTables::features)
     std::vector<double> replayed;
     std::vector<ShapPathElement> path;  // a replaying row's paths, one per depth
+    ShapSumsWork sums;
     struct Descent {
       int32_t parent;    // the node whose child is next
       bool left;         // that child
@@ -142,7 +143,7 @@ class TreeShap {
   // addends[0, elements), and its elements' features into features (if not null); returns
   // the element count.
   static int Replay(const model::Tree& tree, const TreeTables& tables, const Leaf& leaf, const uint8_t* hot,
-                     std::vector<ShapPathElement>* path, double* addends, int32_t* features);
+                     std::vector<ShapPathElement>* path, ShapSumsWork* work, double* addends, int32_t* features);
   // Row r of a pass (its decisions in Scratch::goes_left, its slots located) gets the addends of
   // its leaves without a table, into `replayed` (returned past them). Every path is extended
   // once per node, not once per leaf under it, as LightGBM's own recursion does.
