@@ -1,8 +1,9 @@
 """Differential fuzzing of treescore's engine on random model texts, which training never makes:
 thresholds at +-0, +-inf, LightGBM's zero threshold and its neighbours, every missing type with
 either default direction, categorical splits with random bitsets (negative, fractional, huge and
-NaN codes in the rows), lopsided trees up to 100 leaves (both layouts), one-leaf trees,
-multiclass and every objective's transform, features repeated along paths (at most 8 features),
+NaN codes in the rows), lopsided trees up to 100 leaves (both layouts) and chains up to 99 deep,
+one-leaf trees, multiclass and every objective's transform, features repeated along paths (at most
+8 features),
 and training counts at random, zeros included, which TreeSHAP divides by. LightGBM loads each
 text itself; the engine must give its bits for every output kind, contributions too."""
 import os
@@ -26,12 +27,15 @@ def threshold(rng) -> float:
     return float(rng.choice(EDGES)) if rng.random() < 0.35 else float(np.round(rng.normal(), int(rng.integers(1, 17))))
 
 
-def random_tree(rng, num_features: int, num_leaves: int):
-    """A random binary tree as LightGBM's arrays: split a random leaf until there are num_leaves."""
+def random_tree(rng, num_features: int, num_leaves: int, chain: bool):
+    """A random binary tree as LightGBM's arrays: split a random leaf until there are num_leaves;
+    for a chain, always one of the two newest, so that the deepest leaf is num_leaves - 1 deep
+    (past the 64 edges a TreeSHAP pattern holds)."""
     left, right, feature, thresholds, decision, cat_words, cat_bounds = [], [], [], [], [], [], [0]
     leaves = [("root", None)]  # (parent node, side) of each current leaf
     for node in range(num_leaves - 1):
-        parent, side = leaves.pop(int(rng.integers(len(leaves))))
+        pick = len(leaves) - 1 - int(rng.integers(min(2, len(leaves)))) if chain else int(rng.integers(len(leaves)))
+        parent, side = leaves.pop(pick)
         if parent != "root":
             (left if side == "L" else right)[parent] = node
         left.append(None)
@@ -80,7 +84,8 @@ def random_model(seed: int) -> str:
                          f"decision_type=\nleft_child=\nright_child=\nleaf_value={rng.normal()!r}\nleaf_weight=\n"
                          "leaf_count=\ninternal_value=\ninternal_weight=\ninternal_count=\nis_linear=0\nshrinkage=1\n")
             continue
-        left, right, feature, thresholds, decision, words, bounds, values = random_tree(rng, num_features, n)
+        left, right, feature, thresholds, decision, words, bounds, values = random_tree(
+            rng, num_features, n, chain=rng.random() < 0.15)
         cats = len(bounds) - 1
         cat_lines = f"cat_boundaries={numbers(bounds)}\ncat_threshold={numbers(words)}\n" if cats else ""
         trees.append(

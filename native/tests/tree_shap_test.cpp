@@ -139,5 +139,33 @@ TEST(TreeShapTest, EqualsLightGbmForDeepTreesAndOneLeafTrees) {
   ExpectLightGbmBits(Train("regression", "num_leaves=31 min_gain_to_split=1e9", 6), "one leaf");
 }
 
+// Rows that share a deep leaf's pattern share its addends through a memo; one that starts again
+// at every pass (the bound reached) must give the same bits as one that keeps the whole block's.
+TEST(TreeShapTest, GivesTheSameBitsWhereverTheMemoStartsAgain) {
+  const model::Forest forest = model::ReadLightGbmText(
+      Train("regression", "num_leaves=200 min_data_in_leaf=2 max_bin=1023 learning_rate=0.3", 4));
+  const engine::TreeShap shap(forest);
+  ASSERT_GT(shap.Stats().replayed_leaves, 0) << "no leaf replays its path";
+  const std::vector<double> rows = Features(500, 8, true);
+  const int n = 500;
+  // Feature by feature, as Explain reads them, each row twice so that every pattern repeats.
+  std::vector<double> values(static_cast<size_t>(2 * n) * kCols);
+  for (int r = 0; r < 2 * n; ++r) {
+    for (int f = 0; f < kCols; ++f) values[static_cast<size_t>(f) * 2 * n + r] = rows[static_cast<size_t>(r % n) * kCols + f];
+  }
+  const size_t outputs = static_cast<size_t>(2 * n * shap.OutputsPerRow());
+  std::vector<double> kept(outputs);
+  std::vector<double> restarted(outputs);
+  engine::TreeShap::Scratch whole;
+  shap.Explain(values.data(), 2 * n, 0, forest.trees.size(), &whole, kept.data());
+  engine::TreeShap::Scratch bounded;
+  bounded.memo_limit = 0;
+  shap.Explain(values.data(), 2 * n, 0, forest.trees.size(), &bounded, restarted.data());
+  ASSERT_EQ(0, std::memcmp(kept.data(), restarted.data(), outputs * sizeof(double)));
+  // A row and its copy, computed apart or from the memo, agree too.
+  const auto per_row = static_cast<size_t>(shap.OutputsPerRow());
+  ASSERT_EQ(0, std::memcmp(kept.data(), kept.data() + n * per_row, n * per_row * sizeof(double)));
+}
+
 }  // namespace
 }  // namespace treescore

@@ -93,8 +93,46 @@ int TreeShap::Replay(const model::Tree& tree, const TreeTables& tables, const Le
   return depth;
 }
 
-double* TreeShap::ReplayRow(const model::Tree& tree, const TreeTables& tables, size_t r, Scratch* scratch,
-                            Scratch::Slot* slots, double* replayed) {
+void TreeShap::ReplayRow(const model::Tree& tree, const TreeTables& tables, size_t r, Scratch* scratch,
+                         Scratch::Slot* slots) {
+  const size_t num_nodes = tree.nodes.size();
+  // Leaf l's pattern and position for row r are at [l * kPassRows] of these.
+  const uint64_t* leaf_pattern = scratch->pattern.data() + num_nodes * kPassRows + r;
+  const int32_t* leaf_position = scratch->position.data() + num_nodes * kPassRows + r;
+  AddendMemo& memo = scratch->memo;
+  // The leaves the memo cannot give, and their ancestors, get this row's stamp: the replay goes
+  // only there.
+  if (scratch->node_stamp.size() < num_nodes) scratch->node_stamp.resize(num_nodes, 0);
+  if (scratch->leaf_stamp.size() < tables.leaves.size()) scratch->leaf_stamp.resize(tables.leaves.size(), 0);
+  if (++scratch->stamp == 0) {
+    std::fill(scratch->node_stamp.begin(), scratch->node_stamp.end(), 0);
+    std::fill(scratch->leaf_stamp.begin(), scratch->leaf_stamp.end(), 0);
+    scratch->stamp = 1;
+  }
+  const uint32_t stamp = scratch->stamp;
+  uint32_t* node_stamp = scratch->node_stamp.data();
+  uint32_t* leaf_stamp = scratch->leaf_stamp.data();
+  bool replays = false;
+  for (const int32_t l : tables.replayed_leaves) {
+    const Leaf& leaf = tables.leaves[static_cast<size_t>(l)];
+    const size_t entry = static_cast<size_t>(l) * kPassRows;
+    const double* kept = Memoized(leaf) ? memo.Find(l, leaf_pattern[entry]) : nullptr;
+    if (kept != nullptr) {
+      slots[leaf_position[entry]].addends = kept;
+      continue;
+    }
+    replays = true;
+    leaf_stamp[l] = stamp;
+    for (size_t j = static_cast<size_t>(leaf.depth); j-- > 0;) {
+      const auto node = static_cast<size_t>(tables.steps[leaf.first_step + j].node);
+      if (node_stamp[node] == stamp) break;
+      node_stamp[node] = stamp;
+    }
+  }
+  if (!replays) return;
+  auto stamped = [&](int32_t child) {
+    return child < 0 ? leaf_stamp[static_cast<size_t>(~child)] == stamp : node_stamp[static_cast<size_t>(child)] == stamp;
+  };
   // The path at depth d (at most d + 1 elements) is kept at paths[d * (d + 1) / 2]: a child
   // copies its parent's and extends it. LightGBM keeps the same triangle.
   const auto levels = static_cast<size_t>(tables.max_depth) + 1;
@@ -102,7 +140,6 @@ double* TreeShap::ReplayRow(const model::Tree& tree, const TreeTables& tables, s
   ShapPathElement* paths = scratch->path.data();
   auto level = [paths](int32_t depth) { return paths + static_cast<size_t>(depth) * static_cast<size_t>(depth + 1) / 2; };
   ExtendShapPath(paths, 0, 1, 1, -1);
-  const int32_t* position = scratch->position.data() + tree.nodes.size() * kPassRows + r;
   auto& descents = scratch->descents;
   descents.assign({{0, false, 0, 0}, {0, true, 0, 0}});
   while (!descents.empty()) {
@@ -110,7 +147,7 @@ double* TreeShap::ReplayRow(const model::Tree& tree, const TreeTables& tables, s
     descents.pop_back();
     const model::Node& parent = tree.nodes[static_cast<size_t>(at.parent)];
     const int32_t child = at.left ? parent.left : parent.right;
-    if (!ReplaysUnder(tables, child)) continue;
+    if (!stamped(child)) continue;
     const ShapPathElement* from = level(at.depth);
     ShapPathElement* path = level(at.depth + 1);
     std::copy(from, from + at.elements + 1, path);
@@ -121,27 +158,25 @@ double* TreeShap::ReplayRow(const model::Tree& tree, const TreeTables& tables, s
       descents.push_back({child, true, at.depth + 1, elements});
       continue;
     }
-    const auto leaf = static_cast<size_t>(~child);
-    LeafAddends(path, elements, tree.leaf_value[leaf], &scratch->sums, replayed);
-    slots[position[leaf * kPassRows]].addends = replayed;
-    replayed += elements;
-  }
-  return replayed;
-}
-
-void TreeShap::MarkReplays(const model::Tree& tree, TreeTables* tables) {
-  tables->replays_below.assign(tree.nodes.size(), 0);
-  // Children before parents.
-  for (auto visit = tables->visits.rbegin(); visit != tables->visits.rend(); ++visit) {
-    const model::Node& node = tree.nodes[static_cast<size_t>(visit->node)];
-    tables->replays_below[static_cast<size_t>(visit->node)] =
-        ReplaysUnder(*tables, node.left) || ReplaysUnder(*tables, node.right);
+    const auto l = static_cast<size_t>(~child);
+    const Leaf& leaf = tables.leaves[l];
+    double* addends = Memoized(leaf) ? memo.Insert(~child, leaf_pattern[l * kPassRows], elements) : memo.Keep(elements);
+    LeafAddends(path, elements, tree.leaf_value[l], &scratch->sums, addends);
+    slots[leaf_position[l * kPassRows]].addends = addends;
   }
 }
 
-bool TreeShap::ReplaysUnder(const TreeTables& tables, int32_t child) {
-  return child < 0 ? tables.leaves[static_cast<size_t>(~child)].first_value == kReplay
-                   : tables.replays_below[static_cast<size_t>(child)] != 0;
+bool TreeShap::Memoized(const Leaf& leaf) {
+  // A pattern has a bit per edge.
+  return leaf.depth <= 64;
+}
+
+void TreeShap::ListReplays(TreeTables* tables) {
+  for (size_t l = 0; l < tables->leaves.size(); ++l) {
+    if (tables->leaves[l].first_value != kReplay) continue;
+    tables->replayed_leaves.push_back(static_cast<int32_t>(l));
+    tables->replayed_addends += static_cast<size_t>(tables->leaves[l].elements);
+  }
 }
 
 TreeShap::TreeTables TreeShap::Describe(const model::Tree& tree) {
@@ -196,7 +231,6 @@ TreeShap::TreeTables TreeShap::Describe(const model::Tree& tree) {
     leaf.elements = Replay(tree, tables, leaf, hot.data(), &buffer, &work, addends.data(), features.data());
     leaf.first_feature = tables.features.size();
     tables.features.insert(tables.features.end(), features.begin(), features.begin() + leaf.elements);
-    tables.replayed_addends += static_cast<size_t>(leaf.elements);
   }
   return tables;
 }
@@ -206,7 +240,6 @@ void TreeShap::Fill(const model::Tree& tree, TreeTables* tables, Leaf* leaf) {
   const auto elements = static_cast<size_t>(leaf->elements);
   leaf->first_value = tables->values.size();
   tables->values.resize(tables->values.size() + patterns * elements);
-  tables->replayed_addends -= elements;
   std::vector<ShapPathElement> buffer;
   ShapSumsWork work;
   std::vector<uint8_t> hot(static_cast<size_t>(leaf->depth));
@@ -246,9 +279,7 @@ void TreeShap::Build() const {
     budget -= candidate.size;
     Fill(forest_.trees[candidate.tree], &tables_[candidate.tree], &tables_[candidate.tree].leaves[candidate.leaf]);
   }
-  for (size_t t = 0; t < forest_.trees.size(); ++t) {
-    if (forest_.trees[t].num_leaves() > 1) MarkReplays(forest_.trees[t], &tables_[t]);
-  }
+  for (TreeTables& tables : tables_) ListReplays(&tables);
 }
 
 void TreeShap::EnsureBuilt() const {
@@ -264,7 +295,7 @@ TreeShap::TableStats TreeShap::Stats() const {
   TableStats stats;
   for (size_t t = 0; t < forest_.trees.size(); ++t) {
     stats.leaves += forest_.trees[t].num_leaves();
-    for (const Leaf& leaf : tables_[t].leaves) stats.replayed_leaves += leaf.first_value == kReplay ? 1 : 0;
+    stats.replayed_leaves += static_cast<int64_t>(tables_[t].replayed_leaves.size());
     stats.table_addends += static_cast<int64_t>(tables_[t].values.size());
   }
   return stats;
@@ -296,10 +327,13 @@ void TreeShap::Explain(const double* values, int num_rows, size_t first_tree, si
     // Each element's contribution, as an offset into the block's feature-by-feature runs.
     scratch->offsets.resize(tables.features.size());
     for (size_t e = 0; e < tables.features.size(); ++e) scratch->offsets[e] = static_cast<size_t>(tables.features[e]) * stride;
-    scratch->replayed.resize(kPassRows * tables.replayed_addends);
+    // Rows of the block share their replayed leaves' addends, within a bound.
+    scratch->memo.Clear();
     for (size_t r0 = 0; r0 < stride; r0 += kPassRows) {
       const size_t n = std::min(kPassRows, stride - r0);
-      Locate(tree, tables, values + r0, stride, n, scratch, scratch->slots.data(), scratch->replayed.data());
+      if (scratch->memo.size() > scratch->memo_limit) scratch->memo.Clear();
+      scratch->memo.Reserve(n * tables.replayed_addends);
+      Locate(tree, tables, values + r0, stride, n, scratch, scratch->slots.data());
       for (size_t r = 0; r < n; ++r) {
         double* row_phi = phi.data() + class_offset * stride + r0 + r;
         for (const Scratch::Slot* slot = scratch->slots.data() + r * num_leaves, *end = slot + num_leaves; slot != end; ++slot) {
@@ -314,7 +348,7 @@ void TreeShap::Explain(const double* values, int num_rows, size_t first_tree, si
 }
 
 void TreeShap::Locate(const model::Tree& tree, const TreeTables& tables, const double* values, size_t stride,
-                      size_t num_rows, Scratch* scratch, Scratch::Slot* slots, double* replayed) const {
+                      size_t num_rows, Scratch* scratch, Scratch::Slot* slots) const {
   // Each node's decisions, and from them where each leaf falls in each row's hot-first order (a
   // node's hot subtree before its cold one) with its pattern: parents before children, the pass's
   // rows side by side, and without a branch on a row. Entry e of the scratch arrays holds the
@@ -373,8 +407,8 @@ void TreeShap::Locate(const model::Tree& tree, const TreeTables& tables, const d
       slots[r * num_leaves + static_cast<size_t>(leaf_position[r])] = {addends, offsets, leaf.elements};
     }
   }
-  if (tables.replayed_addends == 0) return;
-  for (size_t r = 0; r < num_rows; ++r) replayed = ReplayRow(tree, tables, r, scratch, slots + r * num_leaves, replayed);
+  if (tables.replayed_leaves.empty()) return;
+  for (size_t r = 0; r < num_rows; ++r) ReplayRow(tree, tables, r, scratch, slots + r * num_leaves);
 }
 
 }  // namespace engine

@@ -11,13 +11,14 @@
 // a row then costs its node decisions, a lookup per leaf and the additions into its contributions,
 // made in LightGBM's order (trees in sequence, leaves in the row's hot-first order, elements in path
 // order), so every sum is LightGBM's. A leaf too deep for a table (2^depth patterns) replays its
-// path for the row instead, with the same arithmetic.
+// path with the same arithmetic instead, once per pattern its block of rows has (AddendMemo).
 #pragma once
 
 #include <cstdint>
 #include <mutex>
 #include <vector>
 
+#include "engine/addend_memo.h"
 #include "engine/shap_path.h"
 #include "model/forest.h"
 #include "wire_limits.h"
@@ -64,7 +65,15 @@ class TreeShap {
     };
     std::vector<Slot> slots;
     std::vector<size_t> offsets;  // the current tree's elements' (TreeTables::features)
-    std::vector<double> replayed;
+    // The addends of replayed leaves, for the block's rows of the current tree, and how many it
+    // keeps (8 bytes each) before it starts again. The bench's 100 x 255-leaf model keeps about
+    // 0.7 million per tree for 2,000 rows.
+    AddendMemo memo;
+    size_t memo_limit = size_t{1} << 21;
+    // Where a row's replay goes: nodes and leaves with its stamp (one per replaying row).
+    std::vector<uint32_t> node_stamp;
+    std::vector<uint32_t> leaf_stamp;
+    uint32_t stamp = 0;
     std::vector<ShapPathElement> path;  // a replaying row's paths, one per depth
     ShapSumsWork sums;
     struct Descent {
@@ -120,11 +129,10 @@ class TreeShap {
     std::vector<Step> steps;
     std::vector<int32_t> features;
     std::vector<double> values;
-    size_t replayed_addends = 0;  // elements of the leaves without a table
-    int32_t max_depth = 0;        // of its leaves
-    // Per node: whether a leaf without a table is under it, so that a row's replay walks only
-    // to those.
-    std::vector<uint8_t> replays_below;
+    int32_t max_depth = 0;  // of its leaves
+    // The leaves without a table, and their elements in all.
+    std::vector<int32_t> replayed_leaves;
+    size_t replayed_addends = 0;
   };
 
   // Builds the tables once; throws std::invalid_argument for a forest without covers.
@@ -132,28 +140,28 @@ class TreeShap {
   void Build() const;
   // The leaves of num_rows (at most a pass's) rows in a tree of more than one leaf, each row's in
   // its hot-first order: row r's into slots[r * num_leaves, + num_leaves). Feature f of row r is
-  // values[f * stride + r]. Replayed leaves' addends go to replayed, the rows' one after another.
+  // values[f * stride + r]. Replayed leaves' addends are in Scratch::memo.
   void Locate(const model::Tree& tree, const TreeTables& tables, const double* values, size_t stride, size_t num_rows,
-              Scratch* scratch, Scratch::Slot* slots, double* replayed) const;
+              Scratch* scratch, Scratch::Slot* slots) const;
   // Tree `tree`'s leaves, their paths and elements, without tables.
   static TreeTables Describe(const model::Tree& tree);
   // Builds `leaf`'s table, 2^depth patterns of its addends.
   static void Fill(const model::Tree& tree, TreeTables* tables, Leaf* leaf);
+  // Lists the leaves left without a table once the tables are filled.
+  static void ListReplays(TreeTables* tables);
   // Leaf `leaf`'s addends for a row whose edges along the path are hot where hot[j] != 0, into
   // addends[0, elements), and its elements' features into features (if not null); returns
   // the element count.
   static int Replay(const model::Tree& tree, const TreeTables& tables, const Leaf& leaf, const uint8_t* hot,
                      std::vector<ShapPathElement>* path, ShapSumsWork* work, double* addends, int32_t* features);
   // Row r of a pass (its decisions in Scratch::goes_left, its slots located) gets the addends of
-  // its leaves without a table, into `replayed` (returned past them). Every path is extended
-  // once per node, not once per leaf under it, as LightGBM's own recursion does.
-  static double* ReplayRow(const model::Tree& tree, const TreeTables& tables, size_t r, Scratch* scratch,
-                           Scratch::Slot* slots, double* replayed);
-  // Marks TreeTables::replays_below once the tables are filled.
-  static void MarkReplays(const model::Tree& tree, TreeTables* tables);
-  // Whether `child` (a node, or ~leaf) is a leaf without a table or has one under it: where a
-  // row's replay goes. Children are marked before their parents.
-  static bool ReplaysUnder(const TreeTables& tables, int32_t child);
+  // its leaves without a table: from the memo where an earlier row had the same pattern, else by
+  // a walk to the others that extends every path once per node, not once per leaf under it, as
+  // LightGBM's own recursion does, into the memo.
+  static void ReplayRow(const model::Tree& tree, const TreeTables& tables, size_t r, Scratch* scratch,
+                        Scratch::Slot* slots);
+  // Whether a leaf's addends can be kept by pattern.
+  static bool Memoized(const Leaf& leaf);
 
   const model::Forest& forest_;
   mutable std::once_flag built_;
