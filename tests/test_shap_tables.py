@@ -1,7 +1,7 @@
 """The driver's estimate of treescore's TreeSHAP tables (treescore.model.TreeShapTables, read from
-the model text in the JVM) against what the native engine builds (TreeShap::Stats): the engine
-choice under `auto` and the model cache's budget rest on the estimate, so both must count the
-same leaves, replays and addends."""
+the model text in the JVM) against what the native engine builds (TreeShap::Stats): the model
+cache's budget rests on the estimate, so both must count the same leaves, replays and addends;
+and `auto` keeps contributions on the engine however much of them replays."""
 import time
 
 import lightgbm as lgb
@@ -34,15 +34,14 @@ def estimate(spark, text):
 @pytest.mark.parametrize("name", [n for n in SINGLE_OUTPUT_SHAPES if n in ("regression", "rf", "255_leaves_deep")])
 def test_the_driver_counts_the_tables_the_engine_builds(spark, name):
     text = shape_booster(name).model_to_string()
-    counted, tables = estimate(spark, text)
+    counted, _ = estimate(spark, text)
     assert counted == treescore_native.ExactScorer(text).shap_tables()
     assert counted["leaves"] > 0
-    assert treescore.Model.from_string(text).engine("contrib") == \
-        ("treescore" if tables.slowerThanLightGbm().isEmpty() else "lightgbm")
+    assert treescore.Model.from_string(text).engine("contrib") == "treescore"
 
 
-@pytest.mark.parametrize("trees, max_depth, engine", [(12, 12, "treescore"), (60, -1, "lightgbm")])
-def test_past_the_budget_the_smallest_tables_are_kept_and_auto_weighs_the_replays(spark, trees, max_depth, engine):
+@pytest.mark.parametrize("trees, max_depth", [(12, 12), (60, -1)])
+def test_past_the_budget_the_smallest_tables_are_kept_and_auto_keeps_the_engine(spark, trees, max_depth):
     text = deep_forest(trees, max_depth)
     counted, tables = estimate(spark, text)
     started = time.perf_counter()
@@ -51,6 +50,7 @@ def test_past_the_budget_the_smallest_tables_are_kept_and_auto_weighs_the_replay
     limit = spark._jvm.treescore.wire.WireLimits.TreeShapMaxTableAddends()
     assert limit - counted["table_addends"] < limit // 10 < counted["table_addends"]
     assert 0 < counted["replayed_leaves"] < counted["leaves"]
-    # Past half of LightGBM's work replayed, auto leaves the contributions to LightGBM.
-    assert (tables.replayedShare() > 0.5) == (engine == "lightgbm")
-    assert treescore.Model.from_string(text).engine("contrib") == engine
+    # Replays cost about LightGBM's own TreeSHAP at worst, and rows that repeat a pattern share
+    # them, so even models that replay most of their work stay on the engine.
+    assert tables.replayedShare() > 0
+    assert treescore.Model.from_string(text).engine("contrib") == "treescore"

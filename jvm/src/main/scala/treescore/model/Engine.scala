@@ -30,23 +30,17 @@ object Engine {
         s"treescore's engine computes contributions from the training counts (leaf_count, internal_count), and " +
           s"model ${m.contentHash.take(12)} has none"))
 
-  /** Why LightGBM is faster for `kind` of `models`, where treescore's engine would serve it slower. */
-  def slower(models: Seq[TreeModel], kind: PredictKind): Option[String] =
-    if (kind != PredictKind.Contrib) None
-    else models.iterator.flatMap(m => m.shapTables.slowerThanLightGbm.map(why => s"model ${m.contentHash.take(12)}: $why"))
-      .toSeq.headOption
-
   /**
    * The engine a call of `models` with output `kind` uses under `choice` (the value of spark.treescore.engine):
-   * `auto` takes treescore's engine wherever it is supported and not slower (contributions of
-   * models whose TreeSHAP tables would not fit, [[TreeShapTables]]), and LightGBM otherwise;
+   * `auto` takes treescore's engine wherever it is supported (it is the faster for every output,
+   * contributions of leaves without a TreeSHAP table too), and LightGBM otherwise;
    * `treescore` insists on it and throws, naming the reason, where it is unsupported; `lightgbm`
    * always takes LightGBM. Both engines give the same bits.
    */
   def choose(choice: String, models: Seq[TreeModel], kind: PredictKind): Engine =
     TreescoreConf.EngineChoice.read(Some(choice)) match {
       case "lightgbm" => LightGbm
-      case "auto" => if (unsupported(models, kind).isEmpty && slower(models, kind).isEmpty) Treescore else LightGbm
+      case "auto" => if (unsupported(models, kind).isEmpty) Treescore else LightGbm
       case _ => unsupported(models, kind) match { // "treescore"
         case None => Treescore
         case Some(reason) => throw new IllegalArgumentException(

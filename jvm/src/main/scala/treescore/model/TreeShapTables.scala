@@ -8,8 +8,9 @@ import treescore.wire.WireLimits
  * What treescore's TreeSHAP (native/src/engine/tree_shap.h) would keep for a model, read on the
  * driver from the model's trees. A leaf at most WireLimits.TreeShapMaxTableDepth deep gets a
  * table of 2^depth patterns of its elements (the distinct features on its path), smallest tables
- * first while WireLimits.TreeShapMaxTableAddends lasts. Other leaves replay their path for each
- * row, at about LightGBM's cost for that leaf, which grows with the square of its elements.
+ * first while WireLimits.TreeShapMaxTableAddends lasts. Other leaves replay their path for a row
+ * whose pattern no earlier row of its block had, at about LightGBM's cost for that leaf, which
+ * grows with the square of its elements.
  *
  * @param hasCounts      every tree that splits carries leaf_count and internal_count, which
  *                       TreeSHAP weighs its paths by
@@ -24,21 +25,9 @@ final case class TreeShapTables(hasCounts: Boolean, leaves: Long, replayedLeaves
 
   /** What the tables take in native memory once a contribution call has built them. */
   def tableBytes: Long = tableAddends * java.lang.Double.BYTES
-
-  /** Why treescore's engine would explain this model slower than LightGBM, if it would. */
-  def slowerThanLightGbm: Option[String] =
-    if (replayedShare <= TreeShapTables.MaxReplayedShare) None
-    else Some(f"$replayedLeaves of its $leaves leaves would replay their paths in TreeSHAP (deeper than " +
-      f"${WireLimits.TreeShapMaxTableDepth} edges, or past the table budget), ${replayedShare * 100}%.0f%% of the work")
 }
 
 object TreeShapTables {
-  /**
-   * Past this share of replayed work treescore's TreeSHAP nears LightGBM's speed. On bench/'s
-   * models, 15% of the work replayed ran 3.3x LightGBM, and 72% ran 0.91x.
-   */
-  val MaxReplayedShare = 0.5
-
   /** Adds up the trees of one model, as its text lists them. */
   final class Builder {
     private var hasCounts = true
