@@ -355,7 +355,7 @@ def cores_needed(results: List[Result]) -> List[str]:
 
 SPARK35_NAMES = {"synapseml": "SynapseML 1.1.3 (VectorAssembler, LightGBMRegressionModel per member)",
                  "treescore_batched": "treescore batched (the Spark 3.5 jar)", "map_in_pandas": "mapInPandas",
-                 "treescore": "treescore, kind=\"contrib\" (LightGBM's TreeSHAP)"}
+                 "treescore": "treescore, kind=\"contrib\" (its engine's TreeSHAP)"}
 
 
 def _agreement_cell(found: Optional[Dict]) -> str:
@@ -487,7 +487,7 @@ def shap_table(results: List[Result], diagnostics: Dict) -> List[str]:
     tables = diagnostics.get("shap_tables", {})
     if tables:
         lines += ["", "treescore's TreeSHAP tables (built once per model and executor, on the first contribution call):",
-                  "", "| model | tables | first build | leaves replayed | LightGBM's work they still do | "
+                  "", "| model | tables | first build | leaves replayed | their share of LightGBM's work (replayed once per pattern in a block) | "
                   "`auto` gives contributions to |", "|---|---:|---:|---:|---:|---|"]
         for shape, t in tables.items():
             lines.append(f"| {shape} | {_mib(8 * t['table_addends'])} MiB | {t['build_seconds']:.1f} s | "

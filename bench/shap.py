@@ -6,7 +6,8 @@ the same float64 matrix with 1 and 2 threads, and so does FastTreeSHAP (v1 and v
 where it is installed (`pip install fasttreeshap-fixed==0.1.5`, which builds from source and
 brings numba; it is not in the bench extra). Each method's share of outputs bit-identical to
 LightGBM's is recorded, and for treescore what its tables cost: their first build, their size,
-the share of LightGBM's work its replayed leaves still do, and the engine `auto` picks.
+the share of LightGBM's work its replayed leaves (each once per pattern in a block) stand for, and
+the engine `auto` picks.
 """
 import os
 import time
