@@ -121,16 +121,15 @@ class Model:
         session: "treescore" (treescore's own exact engine) or "lightgbm" (LightGBM's predictor).
 
         It follows spark.treescore.engine as set now: "auto" (the default) gives treescore's
-        engine to every model without linear trees, except the contributions of a model its
-        TreeSHAP would replay too much of (trees too deep for its tables) or that has no
-        training counts; "treescore" raises, naming the reason, where the engine cannot serve;
+        engine to every model without linear trees, except the contributions of a model that has
+        no training counts; "treescore" raises, naming the reason, where the engine cannot serve;
         "lightgbm" always gives LightGBM. Both engines give the same bits.
 
         >>> model.engine()            # 'treescore'
-        >>> model.engine("contrib")   # 'treescore', or 'lightgbm' for 255-leaf trees past the tables
+        >>> model.engine("contrib")   # 'treescore', or 'lightgbm' for a model without training counts
         """
         # The JVM chooses, as it does for a query: by the setting, the kind and the model (linear
-        # trees only on LightGBM's engine; contributions by the model's TreeSHAP tables).
+        # trees only on LightGBM's engine; contributions only from models with training counts).
         java_model = self._jvm_model("engine")
         jvm = active_jvm()
         choice = active_session().conf.get("spark.treescore.engine", "auto")
