@@ -7,7 +7,11 @@
 namespace treescore {
 namespace engine {
 
-constexpr int kBlockRows = 8;
+constexpr int kBlockRows = 16;
+
+// The lanes a block of `rows` rows is evaluated on: a block of at most half its rows uses its
+// first half only, so that a call of a few rows pays for a few.
+constexpr int LanesEvaluated(int rows) { return rows <= kBlockRows / 2 ? kBlockRows / 2 : kBlockRows; }
 
 }  // namespace engine
 }  // namespace treescore

@@ -83,7 +83,7 @@ void ExactScorer::ReadBlock(model::InputReading reading, const FeatureBatch& row
       const double* column = rows.columns[f] + (rows.first_row + r0) * rows.row_stride;
       for (int r = 0; r < n; ++r) lanes[r] = model::ReadInput(reading, column[static_cast<int64_t>(r) * rows.row_stride]);
     }
-    for (int r = n; r < kBlockRows; ++r) lanes[r] = nan;  // lanes past the rows: evaluated, never read
+    for (int r = n; r < LanesEvaluated(n); ++r) lanes[r] = nan;  // lanes past the rows: evaluated, never read
   }
 }
 
@@ -102,7 +102,7 @@ void ExactScorer::ForEachBlock(const FeatureBatch& rows, const int32_t* picked, 
     const int n = static_cast<int>(std::min<int64_t>(kBlockRows, num_rows - r0));
     ReadBlock(forest_->input_reading, rows, picked, r0, n, forest_->features_read, block.data());
     if (quick_) {
-      quick_->EvaluateBlock(block.data(), &scratch);
+      quick_->EvaluateBlock(block.data(), n, &scratch);
       visit(r0, n, count, QuickLeaves{quick_.get(), scratch.data(), first_tree});
     } else {
       walker_->LeavesOf(block.data(), n, first_tree, num_trees, leaves.data());
@@ -315,8 +315,8 @@ void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& gri
     const int n = static_cast<int>(std::min<int64_t>(kBlock, rows.num_rows - r0));
     ReadBlock(forest_->input_reading, rows, nullptr, r0, n, forest_->features_read, block.data());
     if (quick_) {
-      quick_->ResetSets(base_sets.data());
-      quick_->ApplyFeatures(block.data(), fixed_features.data(), fixed_features.size(), base_sets.data());
+      quick_->ResetSets(n, base_sets.data());
+      quick_->ApplyFeatures(block.data(), n, fixed_features.data(), fixed_features.size(), base_sets.data());
     }
     take_values(fixed_trees, base_sets.data(), n);
     for (int k = 0; k < grid.points; ++k) {
@@ -329,7 +329,7 @@ void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& gri
       if (quick_) {
         // Only trees that read a varying feature change from the base sets; the others are never read.
         for (size_t t : varying_trees) QuickScorer::CopyTreeSets(base_sets.data(), t, point_sets.data());
-        quick_->ApplyFeatures(block.data(), varying_features.data(), varying_features.size(), point_sets.data());
+        quick_->ApplyFeatures(block.data(), n, varying_features.data(), varying_features.size(), point_sets.data());
       }
       take_values(varying_trees, point_sets.data(), n);
       SumBlock(values.data(), n, count, out + r0 * stride + static_cast<int64_t>(k) * classes, stride);

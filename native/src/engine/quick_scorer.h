@@ -36,18 +36,20 @@ class QuickScorer {
   // Scratch space for EvaluateBlock, one per thread: the leaf sets of every tree, kBlock rows each.
   std::vector<uint64_t> NewScratch() const { return std::vector<uint64_t>(all_leaves_.size() * kBlock); }
 
-  // Evaluates every tree for a block (block.h), leaving each tree's leaf sets in `scratch`; the
-  // block's lanes past its rows must hold values (any), whose sets are never read.
-  void EvaluateBlock(const double* block, std::vector<uint64_t>* scratch) const {
-    ResetSets(scratch->data());
-    ApplyFeatures(block, split_features_.data(), split_features_.size(), scratch->data());
+  // Evaluates every tree for the first `rows` rows of a block (block.h), leaving each tree's
+  // leaf sets in `scratch`; the block's lanes past its rows, up to LanesEvaluated(rows), must
+  // hold values (any), whose sets are never read.
+  void EvaluateBlock(const double* block, int rows, std::vector<uint64_t>* scratch) const {
+    ResetSets(rows, scratch->data());
+    ApplyFeatures(block, rows, split_features_.data(), split_features_.size(), scratch->data());
   }
 
   // The two steps of EvaluateBlock, for callers that apply the features in groups (a grid
   // applies the features that do not vary once per row, the others once per point): every
-  // tree's set back to all of its leaves, then the nodes on `features` (each at most once).
-  void ResetSets(uint64_t* sets) const;
-  void ApplyFeatures(const double* block, const int* features, size_t num_features, uint64_t* sets) const;
+  // tree's set back to all of its leaves, then the nodes on `features` (each at most once), for
+  // a block of `rows` rows.
+  void ResetSets(int rows, uint64_t* sets) const;
+  void ApplyFeatures(const double* block, int rows, const int* features, size_t num_features, uint64_t* sets) const;
   // Copies one tree's leaf sets (its kBlock words) from one scratch to another.
   static void CopyTreeSets(const uint64_t* from, size_t tree, uint64_t* to) {
     for (int r = 0; r < kBlock; ++r) to[tree * kBlock + static_cast<size_t>(r)] = from[tree * kBlock + static_cast<size_t>(r)];
@@ -88,6 +90,9 @@ class QuickScorer {
     std::vector<Mask> right_when_zero;                 // nodes for which a zero is missing that send it right
     std::vector<CategoricalNode> categorical;
   };
+
+  template <int kHalves>
+  void ApplyHalves(const double* block, const int* features, size_t num_features, uint64_t* sets) const;
 
   std::shared_ptr<const model::Forest> forest_;
   std::vector<FeatureNodes> features_;
