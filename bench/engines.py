@@ -1,9 +1,11 @@
 """The native section: tree engines on the same in-memory matrix, outside Spark.
 
-For each model shape, LightGBM's predict, treescore's engine, lleaves and tl2cgen score one
+For each model shape, LightGBM's predict, treescore's engine, lleaves, tl2cgen, oneDAL
+(daal4py.mb from scikit-learn-intelex) and ONNX Runtime (on onnxmltools' conversion) score one
 float64 matrix with 1 and with 2 threads, and each engine's share of outputs bit-identical to
-LightGBM's is recorded. lleaves (which needs llvmlite<0.45) and tl2cgen are optional: a shape
-reports them as not installed when they are missing. Models are trained once and cached in
+LightGBM's is recorded. The four peers are optional (lleaves needs llvmlite<0.45): a shape
+reports one as not installed when it is missing, and as failed when it refuses the model
+(oneDAL rejects categorical splits). Models are trained once and cached in
 bench/.cache/models/, as the ensemble is.
 """
 import os
@@ -117,6 +119,53 @@ def _tl2cgen(text: str, model_file: str) -> Optional[Callable[[np.ndarray, int],
     return lambda x, threads: predictors[threads].predict(tl2cgen.DMatrix(x, dtype="float64"))
 
 
+def _onedal(text: str, model_file: str) -> Optional[Callable[[np.ndarray, int], np.ndarray]]:
+    """oneDAL's gradient-boosting inference (daal4py.mb, in scikit-learn-intelex): the model's
+    LightGBM output, probabilities for a classifier."""
+    try:
+        import daal4py
+        import lightgbm as lgb
+    except ImportError:
+        return None
+    model = daal4py.mb.convert_model(lgb.Booster(model_str=text))
+
+    def predict(x: np.ndarray, threads: int) -> np.ndarray:
+        daal4py.daalinit(threads)  # oneDAL's thread count is process-wide
+        if not model.is_classifier_:
+            return model.predict(x)
+        probabilities = model.predict_proba(x)
+        return probabilities[:, 1] if model.n_classes_ == 2 else probabilities  # LightGBM's binary output
+    return predict
+
+
+def _onnxruntime(text: str, model_file: str) -> Optional[Callable[[np.ndarray, int], np.ndarray]]:
+    """ONNX Runtime on onnxmltools' conversion: float32 inputs, as its tree operators take them."""
+    try:
+        import lightgbm as lgb
+        import onnxmltools
+        import onnxruntime
+        from onnxmltools.convert.common.data_types import FloatTensorType
+    except ImportError:
+        return None
+    booster = lgb.Booster(model_str=text)
+    features = booster.num_feature()
+    converted = onnxmltools.convert_lightgbm(booster, initial_types=[("input", FloatTensorType([None, features]))],
+                                             zipmap=False).SerializeToString()
+    sessions = {}
+    for threads in (1, CORES):
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        options.log_severity_level = 3  # not a warning per multiclass run about the label output's shape
+        sessions[threads] = onnxruntime.InferenceSession(converted, options, providers=["CPUExecutionProvider"])
+    # A classifier's outputs are its labels and then its probabilities; a regressor's, its values.
+    last = len(sessions[1].get_outputs()) - 1
+    return lambda x, threads: sessions[threads].run(None, {"input": x.astype(np.float32)})[last]
+
+
+# The engines users would pick instead, each optional: a missing package reports "not installed".
+PEERS = {"lleaves": _lleaves, "tl2cgen": _tl2cgen, "onedal": _onedal, "onnxruntime": _onnxruntime}
+
+
 def native_engines(bench) -> None:
     """Every shape, every engine, 1 and 2 threads; appends Results and records identical shares."""
     import lightgbm as lgb
@@ -144,7 +193,7 @@ def native_engines(bench) -> None:
             model_file = os.path.join(work, "model.txt")
             with open(model_file, "w") as f:
                 f.write(text)
-            for name, build in (("lleaves", _lleaves), ("tl2cgen", _tl2cgen)):
+            for name, build in PEERS.items():
                 try:
                     predict = build(text, model_file)
                     notes[name] = "not installed" if predict is None else ""
@@ -153,7 +202,7 @@ def native_engines(bench) -> None:
                 if predict is not None:
                     candidates[name] = predict
             bench.log(f"  {shape.name}: layout {engine.layout}; compilers ready in {time.perf_counter() - started:.0f} s")
-            for name in ("lightgbm", "treescore", "lleaves", "tl2cgen"):
+            for name in ("lightgbm", "treescore", *PEERS):
                 if name not in candidates:
                     bench.results.append(Result(WORKLOAD, name, rows, status=notes[name], note=shape.name))
                     continue
