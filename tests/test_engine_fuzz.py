@@ -3,6 +3,7 @@ the pinned release: trained models of every shape the loader test uses, scored o
 full of what breaks evaluators (NaN, +-0, +-inf, subnormals, the neighbours of LightGBM's zero
 threshold, every split threshold and its neighbours one ulp away, odd categorical codes), every
 output kind (TreeSHAP contributions too) and iteration ranges, compared bit for bit."""
+import platform
 import zlib
 
 import numpy as np
@@ -48,6 +49,30 @@ def test_engine_equals_lightgbm_bit_for_bit(name, layout):
             expected = booster.predict(x, start_iteration=start, num_iteration=count, **args)
             got = engine.predict(x, kind, start_iteration=start, num_iterations=count)
             assert_same_bits(got.reshape(expected.shape), expected, f"{name} {kind} iterations {start}+{count}")
+
+
+def simd_levels() -> list:
+    """The SIMD levels this CPU runs QuickScorer on, best last."""
+    order = ["baseline", "avx2", "avx512"]
+    return order[: order.index(treescore_native.best_simd()) + 1]
+
+
+@pytest.mark.parametrize("name", [n for n in SHAPES if "quickscorer" in layouts(n)])
+def test_every_simd_level_gives_lightgbm_bits(name):
+    """QuickScorer's node tests are compiled once per SIMD level (AVX-512, AVX2, the baseline); each
+    level alone gives LightGBM's leaves and scores on the fuzz rows."""
+    booster = train(name)
+    x = fuzz_rows(booster, SHAPES[name][1], seed=zlib.crc32(name.encode()) + 1)
+    x = x[: len(x) // 16 * 16 - 11]  # blocks of 16 rows, then one of 5, which runs on half the lanes
+    expected = {kind: booster.predict(x, **args)
+                for kind, args in (("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True}))}
+    if platform.machine() == "x86_64":
+        assert len(simd_levels()) >= 2, "every x86-64 machine this project tests on has AVX2"
+    for simd in simd_levels():
+        engine = treescore_native.ExactScorer(booster.model_to_string(), "quickscorer", simd)
+        assert engine.simd == simd
+        for kind, want in expected.items():
+            assert_same_bits(engine.predict(x, kind).reshape(want.shape), want, f"{name} {kind} on {simd}")
 
 
 def test_the_zero_threshold_is_the_float_literal_widened():

@@ -101,17 +101,25 @@ PYBIND11_MODULE(treescore_native, m) {
   // std::invalid_argument (a model the engine cannot read or evaluate) becomes ValueError.
   using treescore::EnginePredictor;
   py::class_<EnginePredictor>(m, "ExactScorer")
-      .def(py::init([](const std::string& text, const std::string& layout) {
+      .def(py::init([](const std::string& text, const std::string& layout, const std::string& simd) {
              using treescore::engine::Layout;
+             using treescore::engine::Simd;
              const Layout chosen = layout == "auto" ? Layout::kAuto
                                    : layout == "node walk" ? Layout::kNodeWalk
                                    : layout == "quickscorer" ? Layout::kQuickScorer
                                    : throw py::value_error("layout must be auto, node walk or quickscorer; got '" + layout + "'");
-             return EnginePredictor::FromModelText(text, chosen);
+             const Simd level = simd == "best" ? treescore::engine::BestSimd()
+                                : simd == "baseline" ? Simd::kBaseline
+                                : simd == "avx2" ? Simd::kAvx2
+                                : simd == "avx512" ? Simd::kAvx512
+                                : throw py::value_error("simd must be best, baseline, avx2 or avx512; got '" + simd + "'");
+             return EnginePredictor::FromModelText(text, chosen, level);
            }),
-           py::arg("model_text"), py::arg("layout") = "auto",
-           "treescore's own exact engine, built from LightGBM's text format (the engine executors run).")
+           py::arg("model_text"), py::arg("layout") = "auto", py::arg("simd") = "best",
+           "treescore's own exact engine, built from LightGBM's text format (the engine executors run). "
+           "simd: the instruction set QuickScorer runs on, this CPU's best unless a test asks for a lower one.")
       .def_property_readonly("layout", [](const EnginePredictor& p) { return p.scorer().layout_name(); })
+      .def_property_readonly("simd", [](const EnginePredictor& p) { return p.scorer().simd_name(); })
       .def("shap_tables",
            [](const EnginePredictor& p) {
              const auto stats = p.scorer().ShapTableStats();
@@ -131,4 +139,6 @@ PYBIND11_MODULE(treescore_native, m) {
            py::arg("kind") = "prediction", py::arg("start_iteration") = 0, py::arg("num_iterations") = -1,
            py::arg("num_threads") = 1,
            "A what-if grid as Booster.predict_grid gives it, sharing the work on the features that do not vary.");
+  m.def("best_simd", [] { return treescore::engine::SimdName(treescore::engine::BestSimd()); },
+        "The best instruction set this CPU runs the engine's vector code on: baseline, avx2 or avx512.");
 }

@@ -10,8 +10,8 @@
 
 namespace treescore {
 
-EnginePredictor EnginePredictor::FromModelText(const std::string& model_text, engine::Layout layout) {
-  return EnginePredictor(engine::ExactScorer(model::ReadLightGbmText(model_text), layout));
+EnginePredictor EnginePredictor::FromModelText(const std::string& model_text, engine::Layout layout, engine::Simd simd) {
+  return EnginePredictor(engine::ExactScorer(model::ReadLightGbmText(model_text), layout, simd));
 }
 
 int64_t EnginePredictor::OutputsPerRow(PredictKind kind, IterationRange range) const {

@@ -16,7 +16,8 @@ namespace treescore {
 class EnginePredictor final : public Predictor {
  public:
   // Parses the model text; throws std::invalid_argument on a model the engine cannot evaluate.
-  static EnginePredictor FromModelText(const std::string& model_text, engine::Layout layout = engine::Layout::kAuto);
+  static EnginePredictor FromModelText(const std::string& model_text, engine::Layout layout = engine::Layout::kAuto,
+                                       engine::Simd simd = engine::BestSimd());
 
   int num_features() const override { return scorer_.forest().num_features; }
   int num_classes() const override { return scorer_.forest().num_classes; }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -67,19 +68,40 @@ std::vector<double> LightGbmPredict(const std::string& text, const std::vector<d
 
 class EngineTest : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(EngineTest, EqualsLightGbmBitForBitInBothLayouts) {
+// Both layouts, QuickScorer on every SIMD level this CPU runs (x86-64 builds have three).
+std::vector<ExactScorer> EveryLayout(const std::string& text) {
+  std::vector<ExactScorer> scorers;
+  scorers.emplace_back(model::ReadLightGbmText(text), Layout::kNodeWalk);
+  for (Simd simd : {Simd::kBaseline, Simd::kAvx2, Simd::kAvx512}) {
+    if (simd <= BestSimd()) scorers.emplace_back(model::ReadLightGbmText(text), Layout::kQuickScorer, simd);
+  }
+  return scorers;
+}
+
+TEST_P(EngineTest, EqualsLightGbmBitForBitInEveryLayoutAndSimdLevel) {
   const std::string text = Train(GetParam());
-  const std::vector<double> rows = Rows(5000, 5, true);
+  const std::vector<double> rows = Rows(5000, 5, true);  // the last block is half full
   const std::vector<double> expected = LightGbmPredict(text, rows);
-  for (Layout layout : {Layout::kNodeWalk, Layout::kQuickScorer}) {
-    const ExactScorer scorer(model::ReadLightGbmText(text), layout);
+  for (const ExactScorer& scorer : EveryLayout(text)) {
     std::vector<double> got(expected.size());
     scorer.Predict(RowMajor(rows.data(), static_cast<int32_t>(expected.size()), kCols).batch(), IterationRange{}, got.data());
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(0, std::memcmp(&got[i], &expected[i], sizeof(double)))
-          << scorer.layout_name() << " row " << i << ": " << got[i] << " != " << expected[i];
+          << scorer.layout_name() << " " << scorer.simd_name() << " row " << i << ": " << got[i] << " != " << expected[i];
     }
   }
+}
+
+TEST(SimdTest, EveryLevelUpToTheBestIsRunAndALevelAboveItIsRefused) {
+#if defined(__x86_64__)
+  // Every x86-64 machine the project builds and tests on has AVX2, so all but AVX-512 run here.
+  EXPECT_GE(BestSimd(), Simd::kAvx2);
+  if (BestSimd() == Simd::kAvx512) return;
+  EXPECT_THROW(ExactScorer(model::ReadLightGbmText(Train("")), Layout::kQuickScorer, Simd::kAvx512), std::invalid_argument);
+#else
+  EXPECT_EQ(BestSimd(), Simd::kBaseline);
+  EXPECT_THROW(ExactScorer(model::ReadLightGbmText(Train("")), Layout::kQuickScorer, Simd::kAvx2), std::invalid_argument);
+#endif
 }
 
 INSTANTIATE_TEST_SUITE_P(MissingValueSettings, EngineTest,

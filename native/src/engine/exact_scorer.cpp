@@ -16,12 +16,12 @@ double Sigmoid(double sigmoid, double x) { return 1.0 / (1.0 + std::exp(-sigmoid
 
 }  // namespace
 
-ExactScorer::ExactScorer(model::Forest forest, Layout layout) : forest_(std::make_shared<const model::Forest>(std::move(forest))) {
+ExactScorer::ExactScorer(model::Forest forest, Layout layout, Simd simd) : forest_(std::make_shared<const model::Forest>(std::move(forest))) {
   const bool fits = QuickScorer::Fits(*forest_);
   if (layout == Layout::kQuickScorer && !fits) throw std::invalid_argument("a tree has more than 64 leaves");
   if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) {
     layout_ = Layout::kQuickScorer;
-    quick_ = std::make_unique<QuickScorer>(forest_);
+    quick_ = std::make_unique<QuickScorer>(forest_, simd);
   } else {
     layout_ = Layout::kNodeWalk;
     walker_ = std::make_unique<NodeWalker>(*forest_);
@@ -129,7 +129,7 @@ ExactScorer ExactScorer::Slice(IterationRange iterations) const {
   Range(iterations, &first, &count);
   const size_t per_iteration = static_cast<size_t>(forest_->trees_per_iteration);
   return ExactScorer(forest_->Slice(static_cast<size_t>(first) * per_iteration, static_cast<size_t>(count) * per_iteration),
-                     layout_);
+                     layout_, quick_ ? quick_->simd() : BestSimd());
 }
 
 int64_t ExactScorer::LeafOutputsPerRow(IterationRange iterations) const {

@@ -14,6 +14,7 @@
 #include "model/forest.h"
 #include "node_walker.h"
 #include "quick_scorer.h"
+#include "simd.h"
 #include "tree_shap.h"
 
 namespace treescore {
@@ -30,11 +31,15 @@ enum class Layout {
 
 class ExactScorer {
  public:
-  ExactScorer(model::Forest forest, Layout layout);
+  // simd: the instruction set QuickScorer runs on (simd.h), the CPU's best unless a test asks
+  // for another; every one gives the same bits.
+  ExactScorer(model::Forest forest, Layout layout, Simd simd = BestSimd());
 
   const model::Forest& forest() const { return *forest_; }
   // The layout in use: "quickscorer" or "node walk".
   std::string layout_name() const { return quick_ ? "quickscorer" : "node walk"; }
+  // QuickScorer's instruction set, as simd.h names it; the node walk's code is scalar.
+  std::string simd_name() const { return quick_ ? SimdName(quick_->simd()) : "scalar"; }
 
   // Doubles written per row: num_classes for raw and prediction, one leaf index per used tree for leaf.
   int64_t RawOutputsPerRow() const { return forest_->num_classes; }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 
 #include "model/decision.h"
 
@@ -31,7 +32,11 @@ bool QuickScorer::Fits(const model::Forest& forest) {
   });
 }
 
-QuickScorer::QuickScorer(std::shared_ptr<const model::Forest> shared) : forest_(std::move(shared)) {
+QuickScorer::QuickScorer(std::shared_ptr<const model::Forest> shared, Simd simd) : forest_(std::move(shared)), simd_(simd) {
+  if (simd > BestSimd()) {
+    throw std::invalid_argument("this CPU cannot run the engine's " + SimdName(simd) + " code; the best it runs is " +
+                                SimdName(BestSimd()));
+  }
   const model::Forest& forest = *forest_;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   features_.resize(static_cast<size_t>(forest.num_features));
@@ -100,6 +105,7 @@ namespace {
 static_assert(QuickScorer::kBlock == 16 && LanesEvaluated(1) == 8, "a block is two halves of the lane types below");
 typedef double Lanes __attribute__((vector_size(64)));
 typedef uint64_t Sets __attribute__((vector_size(64)));
+typedef int64_t Rows __attribute__((vector_size(64)));  // per row: all ones where a test holds
 typedef Sets LooseSets __attribute__((aligned(8)));  // the scratch vector promises 8-byte alignment only
 constexpr int kHalf = 8;
 
@@ -109,26 +115,44 @@ struct TreeSets {
   LooseSets half[2];
 
   template <int kHalves>
-  void ClearWhere(const Sets* rows, uint64_t clear) {  // rows: all-ones lanes lose `clear`
-    for (int h = 0; h < kHalves; ++h) half[h] &= ~(rows[h] & clear);
+  void ClearWhere(const Rows* rows, uint64_t clear) {  // rows: all-ones lanes lose `clear`
+    for (int h = 0; h < kHalves; ++h) half[h] &= ~(reinterpret_cast<Sets>(rows[h]) & clear);
   }
 };
+
+// Whether any of the first kHalves halves' lanes is all ones; the lanes are halved until one
+// holds the answer.
+template <int kHalves>
+inline __attribute__((always_inline)) bool AnyLane(const Rows* rows) {
+  Rows any = rows[0];
+  if (kHalves == 2) any |= rows[1];
+  any |= __builtin_shufflevector(any, any, 4, 5, 6, 7, 0, 1, 2, 3);
+  any |= __builtin_shufflevector(any, any, 2, 3, 0, 1, 6, 7, 4, 5);
+  any |= __builtin_shufflevector(any, any, 1, 0, 3, 2, 5, 4, 7, 6);
+  return any[0] != 0;
+}
 
 // Every node of `ascending` whose threshold a row's value is above sends that row right. Scans in
 // threshold order and stops at the first threshold no row is above.
 template <int kHalves>
 inline __attribute__((always_inline)) void ScanThresholds(const std::vector<QuickScorer::Threshold>& ascending,
                                                           const Lanes* x, TreeSets* sets) {
-  double largest = -std::numeric_limits<double>::infinity();  // NaN lanes never count
-  for (int r = 0; r < kHalves * kHalf; ++r) {
-    const double v = x[r / kHalf][r % kHalf];
-    largest = v > largest ? v : largest;
-  }
+  // The largest value of the block's rows, in lanes: NaN lanes never count, and the lanes are
+  // halved until one holds it.
+  const Lanes none = Lanes{} - std::numeric_limits<double>::infinity();
+  Lanes top = x[0] > none ? x[0] : none;
+  if (kHalves == 2) top = x[1] > top ? x[1] : top;
+  Lanes turned = __builtin_shufflevector(top, top, 4, 5, 6, 7, 0, 1, 2, 3);
+  top = turned > top ? turned : top;
+  turned = __builtin_shufflevector(top, top, 2, 3, 0, 1, 6, 7, 4, 5);
+  top = turned > top ? turned : top;
+  turned = __builtin_shufflevector(top, top, 1, 0, 3, 2, 5, 4, 7, 6);
+  top = turned > top ? turned : top;
+  const double largest = top[0];
   for (const QuickScorer::Threshold& t : ascending) {
     if (!(t.value < largest)) break;
-    Sets above[kHalves];
-    for (int h = 0; h < kHalves; ++h) above[h] = reinterpret_cast<Sets>(x[h] > t.value);
-    sets[t.mask.tree].ClearWhere<kHalves>(above, t.mask.clear);
+    TreeSets& tree = sets[t.mask.tree];
+    for (int h = 0; h < kHalves; ++h) tree.half[h] = x[h] > t.value ? tree.half[h] & ~t.mask.clear : tree.half[h];
   }
 }
 
@@ -154,16 +178,13 @@ inline __attribute__((always_inline)) void QuickScorer::ApplyHalves(const double
     const FeatureNodes& nodes = features_[static_cast<size_t>(f)];
     Lanes x[2];
     std::memcpy(x, block + static_cast<size_t>(f) * kBlock, sizeof x);  // the feature's lanes, side by side
-    Sets is_nan[kHalves], is_zero[kHalves];
+    Rows is_nan[kHalves], is_zero[kHalves];
     for (int h = 0; h < kHalves; ++h) {
-      is_nan[h] = reinterpret_cast<Sets>(x[h] != x[h]);
-      is_zero[h] = reinterpret_cast<Sets>(x[h] == 0.0);
+      is_nan[h] = x[h] != x[h];
+      is_zero[h] = x[h] == 0.0;
     }
-    bool any_nan = false, any_zero = false;  // most blocks have neither, and skip both lists
-    for (int r = 0; r < kHalves * kHalf; ++r) {
-      any_nan |= is_nan[r / kHalf][r % kHalf] != 0;
-      any_zero |= is_zero[r / kHalf][r % kHalf] != 0;
-    }
+    // Most blocks have neither, and skip both lists.
+    const bool any_nan = AnyLane<kHalves>(is_nan), any_zero = AnyLane<kHalves>(is_zero);
     if (any_nan) {
       for (const Mask& m : nodes.right_when_nan) sets[m.tree].ClearWhere<kHalves>(is_nan, m.clear);
     }
@@ -198,7 +219,7 @@ inline __attribute__((always_inline)) void QuickScorer::ApplyHalves(const double
           const uint32_t found = words[inside ? word[r] : 0] & (inside ? bit[r] : 0u);
           lanes[r] = found ? 0 : ~uint64_t{0};
         }
-        Sets right[kHalves];
+        Rows right[kHalves];
         std::memcpy(right, lanes, sizeof lanes);
         sets[c.tree].ClearWhere<kHalves>(right, c.clear);
       }
@@ -206,18 +227,40 @@ inline __attribute__((always_inline)) void QuickScorer::ApplyHalves(const double
   }
 }
 
-// On x86-64, compiled for AVX-512, AVX2 and the baseline, and the loader picks the best the CPU
-// has; elsewhere (aarch64, macOS's clang) compiled once for the target.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
+// ApplyFeatures compiled for each SIMD level: the same generic vector code, lowered to AVX-512,
+// AVX2 or the target's baseline instructions.
+struct QuickScorer::Kernels {
+  static inline __attribute__((always_inline)) void Apply(const QuickScorer& scorer, const double* block, int rows,
+                                                          const int* features, size_t num_features, uint64_t* sets) {
+    if (LanesEvaluated(rows) == kHalf) {
+      scorer.ApplyHalves<1>(block, features, num_features, sets);
+    } else {
+      scorer.ApplyHalves<2>(block, features, num_features, sets);
+    }
+  }
+  static void Baseline(const QuickScorer& scorer, const double* block, int rows, const int* features,
+                       size_t num_features, uint64_t* sets) {
+    Apply(scorer, block, rows, features, num_features, sets);
+  }
+#if defined(__x86_64__)
+  __attribute__((target("avx2"))) static void Avx2(const QuickScorer& scorer, const double* block, int rows,
+                                                   const int* features, size_t num_features, uint64_t* sets) {
+    Apply(scorer, block, rows, features, num_features, sets);
+  }
+  __attribute__((target("avx512f"))) static void Avx512(const QuickScorer& scorer, const double* block, int rows,
+                                                        const int* features, size_t num_features, uint64_t* sets) {
+    Apply(scorer, block, rows, features, num_features, sets);
+  }
 #endif
+};
+
 void QuickScorer::ApplyFeatures(const double* block, int rows, const int* features, size_t num_features,
                                 uint64_t* scratch) const {
-  if (LanesEvaluated(rows) == kHalf) {
-    ApplyHalves<1>(block, features, num_features, scratch);
-  } else {
-    ApplyHalves<2>(block, features, num_features, scratch);
-  }
+#if defined(__x86_64__)
+  if (simd_ == Simd::kAvx512) return Kernels::Avx512(*this, block, rows, features, num_features, scratch);
+  if (simd_ == Simd::kAvx2) return Kernels::Avx2(*this, block, rows, features, num_features, scratch);
+#endif
+  Kernels::Baseline(*this, block, rows, features, num_features, scratch);
 }
 
 }  // namespace engine

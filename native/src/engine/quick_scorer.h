@@ -17,6 +17,7 @@
 
 #include "block.h"
 #include "model/forest.h"
+#include "simd.h"
 
 namespace treescore {
 namespace engine {
@@ -25,12 +26,14 @@ class QuickScorer {
  public:
   // Whether every tree of `forest` fits (at most 64 leaves).
   static bool Fits(const model::Forest& forest);
-  explicit QuickScorer(std::shared_ptr<const model::Forest> forest);
+  // `simd`: the instruction set the node tests run on (simd.h); every level gives the same bits.
+  QuickScorer(std::shared_ptr<const model::Forest> forest, Simd simd);
+  Simd simd() const { return simd_; }
 
   // Rows a block evaluates together (V-QuickScorer, SIGIR 2016): each node's test runs on the
-  // block's rows at once, in loops the compiler vectorises for AVX2 or AVX-512 where the CPU has
-  // them (chosen at run time) and runs scalar elsewhere, with the same bits either way: the work
-  // is comparisons and bitwise ANDs, and the leaf values are summed per row afterwards.
+  // block's rows at once, in vector code compiled for each SIMD level (simd.h), with the same
+  // bits on every level: the work is comparisons and bitwise ANDs, and the leaf values are
+  // summed per row afterwards.
   static constexpr int kBlock = kBlockRows;
 
   // Scratch space for EvaluateBlock, one per thread: the leaf sets of every tree, kBlock rows each.
@@ -91,10 +94,12 @@ class QuickScorer {
     std::vector<CategoricalNode> categorical;
   };
 
+  struct Kernels;  // ApplyFeatures compiled for each SIMD level (quick_scorer.cpp)
   template <int kHalves>
   void ApplyHalves(const double* block, const int* features, size_t num_features, uint64_t* sets) const;
 
   std::shared_ptr<const model::Forest> forest_;
+  Simd simd_;
   std::vector<FeatureNodes> features_;
   std::vector<int> split_features_;                  // the features some node splits on
   std::vector<uint32_t> cat_words_;                  // every categorical node's bitset, one after another
