@@ -155,19 +155,24 @@ void ExactScorer::SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_
   const int classes = forest_->num_classes;
   const double base_score = forest_->base_score;
   ForEachBlock(rows, picked, num_rows, iterations, [&](int64_t r0, int n, int count, const auto& leaves) {
-    // Per class, a left fold in iteration order from the base score; the block's rows are
-    // independent sums, interleaved so that one row's additions do not wait on each other.
+    // Per class, a left fold in iteration order from the base score. Eight rows' sums at a time
+    // are independent and stay in registers, interleaved so that one row's additions do not
+    // wait on each other; the lanes past the block's rows are summed too, and dropped.
+    constexpr int kGroup = 8;
     for (int k = 0; k < per_iteration; ++k) {
-      double sums[kBlockRows];
-      for (int r = 0; r < kBlockRows; ++r) sums[r] = base_score;
-      if (from_out) {
-        for (int r = 0; r < n; ++r) sums[r] = out[(r0 + r) * classes + k];
+      for (int first = 0; first < LanesEvaluated(n); first += kGroup) {
+        const int rows_here = std::min(kGroup, n - first);
+        double sums[kGroup];
+        for (int r = 0; r < kGroup; ++r) sums[r] = base_score;
+        if (from_out) {
+          for (int r = 0; r < rows_here; ++r) sums[r] = out[(r0 + first + r) * classes + k];
+        }
+        for (int i = 0; i < count; ++i) {
+          const size_t t = static_cast<size_t>(i) * per_iteration + k;
+          for (int r = 0; r < kGroup; ++r) sums[r] += leaves.Value(first + r, t);
+        }
+        for (int r = 0; r < rows_here; ++r) out[(r0 + first + r) * classes + k] = sums[r];
       }
-      for (int i = 0; i < count; ++i) {
-        const size_t t = static_cast<size_t>(i) * per_iteration + k;
-        for (int r = 0; r < n; ++r) sums[r] += leaves.Value(r, t);
-      }
-      for (int r = 0; r < n; ++r) out[(r0 + r) * classes + k] = sums[r];
     }
   });
 }

@@ -92,7 +92,8 @@ class ExactScorer {
   void SumBlock(const double* values, int n, int count, double* out, int64_t stride) const;
   // Calls visit(first_row, n, count, leaves) for each block of at most kBlockRows rows, where
   // leaves.Leaf(r, t) and leaves.Value(r, t) are the leaf (index and value) the block's row r
-  // reaches in the request's tree t, over the `count` iterations it uses. The rows are the
+  // reaches in the request's tree t, over the `count` iterations it uses (for r below
+  // LanesEvaluated(n), the lanes past the rows giving leaves no one reads). The rows are the
   // batch's, or where `picked` is not null the num_rows rows it lists (first_row counting those).
   template <typename Visit>
   void ForEachBlock(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, IterationRange iterations,

@@ -45,7 +45,7 @@ void NodeWalker::LeavesOfTrees(const double* block, int num_rows, const size_t* 
 
 template <typename TreeAt>
 void NodeWalker::Walk(const double* block, int num_rows, size_t num_trees, TreeAt tree_at, int* leaves) const {
-  const int n = num_rows < kBlockRows ? num_rows : kBlockRows;
+  const int n = LanesEvaluated(num_rows);
   for (size_t i = 0; i < num_trees; ++i) {
     const size_t tree = tree_at(i);
     int at[kBlockRows];

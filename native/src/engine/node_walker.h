@@ -19,7 +19,8 @@ class NodeWalker {
   explicit NodeWalker(const model::Forest& forest);
 
   // For the first `num_rows` rows of a block (block.h), the leaf index each reaches in each tree
-  // first_tree + t: leaves[r * num_trees + t].
+  // first_tree + t: leaves[r * num_trees + t]; the lanes past them up to LanesEvaluated(num_rows)
+  // get the leaves of whatever values they hold, as QuickScorer gives them.
   void LeavesOf(const double* block, int num_rows, size_t first_tree, size_t num_trees, int* leaves) const;
 
   // The same for the trees listed in trees[0, num_trees): leaves[r * num_trees + i] for trees[i].
