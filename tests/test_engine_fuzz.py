@@ -60,8 +60,10 @@ def simd_levels() -> list:
 @pytest.mark.parametrize("name", [n for n in SHAPES if "quickscorer" in layouts(n)])
 def test_every_simd_level_gives_lightgbm_bits(name):
     """QuickScorer's node tests are compiled once per SIMD level (AVX-512, AVX2, the baseline); each
-    level alone gives LightGBM's leaves and scores on the fuzz rows."""
+    level alone gives LightGBM's leaves and scores on the fuzz rows, with the 32-bit leaf sets of
+    forests whose trees have at most 32 leaves and the 64-bit sets of the others."""
     booster = train(name)
+    most_leaves = max(tree["num_leaves"] for tree in booster.dump_model()["tree_info"])
     x = fuzz_rows(booster, SHAPES[name][1], seed=zlib.crc32(name.encode()) + 1)
     x = x[: len(x) // 16 * 16 - 11]  # blocks of 16 rows, then one of 5, which runs on half the lanes
     expected = {kind: booster.predict(x, **args)
@@ -71,6 +73,7 @@ def test_every_simd_level_gives_lightgbm_bits(name):
     for simd in simd_levels():
         engine = treescore_native.ExactScorer(booster.model_to_string(), "quickscorer", simd)
         assert engine.simd == simd
+        assert engine.leaf_set_bits == (32 if most_leaves <= 32 else 64)
         for kind, want in expected.items():
             assert_same_bits(engine.predict(x, kind).reshape(want.shape), want, f"{name} {kind} on {simd}")
 

@@ -69,6 +69,7 @@ SHAPES = {
     "monotone": ({"objective": "regression", "monotone_constraints": [1, -1, 0, 1, 0, -1],
                   "monotone_constraints_method": "advanced"}, 0, 20),
     "2_leaves": ({"objective": "regression", "num_leaves": 2}, 0, 30),
+    "64_leaves": ({"objective": "regression", "num_leaves": 64, "min_data_in_leaf": 5}, 0, 10),
     "255_leaves_deep": ({"objective": "regression", "num_leaves": 255, "min_data_in_leaf": 2,
                          "max_depth": -1}, 0, 8),
     "zero_as_missing": ({"objective": "regression", "zero_as_missing": True}, 0, 20),

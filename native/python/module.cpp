@@ -120,6 +120,7 @@ PYBIND11_MODULE(treescore_native, m) {
            "simd: the instruction set QuickScorer runs on, this CPU's best unless a test asks for a lower one.")
       .def_property_readonly("layout", [](const EnginePredictor& p) { return p.scorer().layout_name(); })
       .def_property_readonly("simd", [](const EnginePredictor& p) { return p.scorer().simd_name(); })
+      .def_property_readonly("leaf_set_bits", [](const EnginePredictor& p) { return p.scorer().leaf_set_bits(); })
       .def("shap_tables",
            [](const EnginePredictor& p) {
              const auto stats = p.scorer().ShapTableStats();

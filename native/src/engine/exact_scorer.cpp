@@ -54,10 +54,10 @@ struct QuickLeaves {
   size_t first_tree;
 
   int Leaf(int r, size_t t) const {
-    return quick->LeafAt(first_tree + t, QuickScorer::ExitPosition(sets, first_tree + t, r));
+    return quick->LeafAt(first_tree + t, quick->ExitPosition(sets, first_tree + t, r));
   }
   double Value(int r, size_t t) const {
-    return quick->ValueAt(first_tree + t, QuickScorer::ExitPosition(sets, first_tree + t, r));
+    return quick->ValueAt(first_tree + t, quick->ExitPosition(sets, first_tree + t, r));
   }
 };
 
@@ -301,7 +301,7 @@ void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& gri
     if (quick_) {
       for (size_t t : trees) {
         for (int r = 0; r < n; ++r) {
-          target[(t - first_tree) * kBlock + static_cast<size_t>(r)] = quick_->ValueAt(t, QuickScorer::ExitPosition(sets, t, r));
+          target[(t - first_tree) * kBlock + static_cast<size_t>(r)] = quick_->ValueAt(t, quick_->ExitPosition(sets, t, r));
         }
       }
       return;
@@ -333,7 +333,7 @@ void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& gri
       }
       if (quick_) {
         // Only trees that read a varying feature change from the base sets; the others are never read.
-        for (size_t t : varying_trees) QuickScorer::CopyTreeSets(base_sets.data(), t, point_sets.data());
+        for (size_t t : varying_trees) quick_->CopyTreeSets(base_sets.data(), t, point_sets.data());
         quick_->ApplyFeatures(block.data(), n, varying_features.data(), varying_features.size(), point_sets.data());
       }
       take_values(varying_trees, point_sets.data(), n);

@@ -38,6 +38,8 @@ class ExactScorer {
   const model::Forest& forest() const { return *forest_; }
   // The layout in use: "quickscorer" or "node walk".
   std::string layout_name() const { return quick_ ? "quickscorer" : "node walk"; }
+  // QuickScorer's leaf sets, 32 or 64 bits; 0 for the node walk.
+  int leaf_set_bits() const { return quick_ ? quick_->leaf_set_bits() : 0; }
   // QuickScorer's instruction set, as simd.h names it; the node walk's code is scalar.
   std::string simd_name() const { return quick_ ? SimdName(quick_->simd()) : "scalar"; }
 

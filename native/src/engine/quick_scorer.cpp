@@ -32,7 +32,11 @@ bool QuickScorer::Fits(const model::Forest& forest) {
   });
 }
 
-QuickScorer::QuickScorer(std::shared_ptr<const model::Forest> shared, Simd simd) : forest_(std::move(shared)), simd_(simd) {
+QuickScorer::QuickScorer(std::shared_ptr<const model::Forest> shared, Simd simd)
+    : forest_(std::move(shared)),
+      simd_(simd),
+      narrow_(std::all_of(forest_->trees.begin(), forest_->trees.end(),
+                          [](const model::Tree& tree) { return tree.num_leaves() <= 32; })) {
   if (simd > BestSimd()) {
     throw std::invalid_argument("this CPU cannot run the engine's " + SimdName(simd) + " code; the best it runs is " +
                                 SimdName(BestSimd()));
@@ -96,27 +100,80 @@ namespace treescore {
 namespace engine {
 namespace {
 
-// A block's lanes as GCC vector types: a block of 16 rows is two halves of 8 lanes, one double or
-// one leaf set per row. Generic vector code, which GCC lowers to AVX-512, AVX2, SSE2 or NEON
-// instructions for each compiled target (a half is one AVX-512 register, two AVX2 ones); the
-// only floating-point operations are comparisons, so every target gives the same bits. Sixteen
-// rows rather than eight ran A's member a third faster; a block of at most 8 rows uses its first
-// half only (LanesEvaluated), so that calls of a few rows do not pay for sixteen.
+// A block's lanes as GCC vector types: a block of 16 rows is two halves of 8 lanes of doubles,
+// and one leaf set per row. Generic vector code, which the compiler lowers to AVX-512, AVX2,
+// SSE2 or NEON instructions for each compiled level (simd.h; a half is one AVX-512 register, two
+// AVX2 ones); the only floating-point operations are comparisons, so every level gives the same
+// bits. Sixteen rows rather than eight ran A's member a third faster; a block of at most 8 rows
+// uses its first half only (LanesEvaluated), so that calls of a few rows do not pay for sixteen.
 static_assert(QuickScorer::kBlock == 16 && LanesEvaluated(1) == 8, "a block is two halves of the lane types below");
 typedef double Lanes __attribute__((vector_size(64)));
-typedef uint64_t Sets __attribute__((vector_size(64)));
-typedef int64_t Rows __attribute__((vector_size(64)));  // per row: all ones where a test holds
-typedef Sets LooseSets __attribute__((aligned(8)));  // the scratch vector promises 8-byte alignment only
+typedef int64_t Rows __attribute__((vector_size(64)));  // per row of a half: all ones where a test holds
 constexpr int kHalf = 8;
 
-// One tree's leaf sets for a block: half[h][r] for row 8h + r, so row r's set is word r of the
-// tree's kBlock words, as ExitPosition reads them.
-struct TreeSets {
-  LooseSets half[2];
+// One tree's leaf sets for a block, a word of Word per row, row r's being word r, as ExitPosition
+// reads them. ClearWhere takes from the rows a test holds for the leaves it rules out;
+// ClearAbove does it for the rows whose value is above a threshold.
+template <typename Word>
+struct TreeSets;
+
+// 64-bit sets: two halves of 8 rows (an AVX-512 register each).
+template <>
+struct TreeSets<uint64_t> {
+  typedef uint64_t Half __attribute__((vector_size(64), aligned(8)));  // the scratch promises 8-byte alignment only
+  Half half[2];
 
   template <int kHalves>
-  void ClearWhere(const Rows* rows, uint64_t clear) {  // rows: all-ones lanes lose `clear`
-    for (int h = 0; h < kHalves; ++h) half[h] &= ~(reinterpret_cast<Sets>(rows[h]) & clear);
+  void Reset(uint64_t leaves) {
+    for (int h = 0; h < kHalves; ++h) half[h] = Half{} + leaves;
+  }
+  template <int kHalves>
+  void ClearWhere(const Rows* rows, uint64_t clear) {
+    for (int h = 0; h < kHalves; ++h) half[h] &= ~(reinterpret_cast<Half>(rows[h]) & clear);
+  }
+  template <int kHalves>
+  void ClearAbove(const Lanes* x, double threshold, uint64_t clear) {
+    for (int h = 0; h < kHalves; ++h) half[h] = x[h] > threshold ? half[h] & ~clear : half[h];
+  }
+};
+
+// 32-bit sets: all 16 rows in one AVX-512 register, so a test is one masked AND on 64 bytes
+// rather than two; trees of at most 32 leaves (LightGBM's default has 31) use them.
+template <>
+struct TreeSets<uint32_t> {
+  typedef uint32_t Whole __attribute__((vector_size(64)));
+  typedef uint32_t Half __attribute__((vector_size(32)));
+  typedef int32_t WholeRows __attribute__((vector_size(64)));
+  typedef int32_t HalfRows __attribute__((vector_size(32)));
+  uint32_t words[kBlockRows];
+
+  template <int kHalves>
+  void Reset(uint64_t leaves) {
+    for (int r = 0; r < kHalves * kHalf; ++r) words[r] = static_cast<uint32_t>(leaves);
+  }
+  template <int kHalves>
+  void ClearWhere(const Rows* rows, uint64_t clear) {
+    const uint32_t narrow = static_cast<uint32_t>(clear);
+    const HalfRows low = __builtin_convertvector(rows[0], HalfRows);
+    if constexpr (kHalves == 2) {
+      const WholeRows all = __builtin_shufflevector(low, __builtin_convertvector(rows[1], HalfRows), 0, 1, 2, 3, 4, 5, 6,
+                                                    7, 8, 9, 10, 11, 12, 13, 14, 15);
+      Whole sets;
+      std::memcpy(&sets, words, sizeof sets);
+      sets = all ? sets & ~narrow : sets;
+      std::memcpy(words, &sets, sizeof sets);
+    } else {
+      Half sets;
+      std::memcpy(&sets, words, sizeof sets);
+      sets = low ? sets & ~narrow : sets;
+      std::memcpy(words, &sets, sizeof sets);
+    }
+  }
+  template <int kHalves>
+  void ClearAbove(const Lanes* x, double threshold, uint64_t clear) {
+    Rows above[kHalves];
+    for (int h = 0; h < kHalves; ++h) above[h] = x[h] > threshold;
+    ClearWhere<kHalves>(above, clear);
   }
 };
 
@@ -134,9 +191,9 @@ inline __attribute__((always_inline)) bool AnyLane(const Rows* rows) {
 
 // Every node of `ascending` whose threshold a row's value is above sends that row right. Scans in
 // threshold order and stops at the first threshold no row is above.
-template <int kHalves>
+template <typename Word, int kHalves>
 inline __attribute__((always_inline)) void ScanThresholds(const std::vector<QuickScorer::Threshold>& ascending,
-                                                          const Lanes* x, TreeSets* sets) {
+                                                          const Lanes* x, TreeSets<Word>* sets) {
   // The largest value of the block's rows, in lanes: NaN lanes never count, and the lanes are
   // halved until one holds it.
   const Lanes none = Lanes{} - std::numeric_limits<double>::infinity();
@@ -151,27 +208,28 @@ inline __attribute__((always_inline)) void ScanThresholds(const std::vector<Quic
   const double largest = top[0];
   for (const QuickScorer::Threshold& t : ascending) {
     if (!(t.value < largest)) break;
-    TreeSets& tree = sets[t.mask.tree];
-    for (int h = 0; h < kHalves; ++h) tree.half[h] = x[h] > t.value ? tree.half[h] & ~t.mask.clear : tree.half[h];
+    sets[t.mask.tree].template ClearAbove<kHalves>(x, t.value, t.mask.clear);
   }
 }
 
 }  // namespace
 
 void QuickScorer::ResetSets(int rows, uint64_t* scratch) const {
-  TreeSets* sets = reinterpret_cast<TreeSets*>(scratch);
-  const int halves = LanesEvaluated(rows) / kHalf;
-  for (size_t t = 0; t < all_leaves_.size(); ++t) {
-    for (int h = 0; h < halves; ++h) sets[t].half[h] = Sets{} + all_leaves_[t];
-  }
+  auto reset = [&](auto* sets) {
+    for (size_t t = 0; t < all_leaves_.size(); ++t) {
+      LanesEvaluated(rows) == kHalf ? sets[t].template Reset<1>(all_leaves_[t]) : sets[t].template Reset<2>(all_leaves_[t]);
+    }
+  };
+  narrow_ ? reset(reinterpret_cast<TreeSets<uint32_t>*>(scratch)) : reset(reinterpret_cast<TreeSets<uint64_t>*>(scratch));
 }
 
-// ApplyFeatures on the first kHalves halves of a block; inlined into each target's ApplyFeatures.
-template <int kHalves>
+// ApplyFeatures on the first kHalves halves of a block, with leaf sets of Word; inlined into each
+// level's ApplyFeatures.
+template <typename Word, int kHalves>
 inline __attribute__((always_inline)) void QuickScorer::ApplyHalves(const double* block, const int* features,
                                                                     size_t num_features, uint64_t* scratch) const {
   // sets[tree][r]: the leaves row r can still reach in that tree.
-  TreeSets* sets = reinterpret_cast<TreeSets*>(scratch);
+  TreeSets<Word>* sets = reinterpret_cast<TreeSets<Word>*>(scratch);
   const double nan = std::nan("");
   for (size_t i = 0; i < num_features; ++i) {
     const int f = features[i];
@@ -186,18 +244,18 @@ inline __attribute__((always_inline)) void QuickScorer::ApplyHalves(const double
     // Most blocks have neither, and skip both lists.
     const bool any_nan = AnyLane<kHalves>(is_nan), any_zero = AnyLane<kHalves>(is_zero);
     if (any_nan) {
-      for (const Mask& m : nodes.right_when_nan) sets[m.tree].ClearWhere<kHalves>(is_nan, m.clear);
+      for (const Mask& m : nodes.right_when_nan) sets[m.tree].template ClearWhere<kHalves>(is_nan, m.clear);
     }
     if (any_zero) {
-      for (const Mask& m : nodes.right_when_zero) sets[m.tree].ClearWhere<kHalves>(is_zero, m.clear);
+      for (const Mask& m : nodes.right_when_zero) sets[m.tree].template ClearWhere<kHalves>(is_zero, m.clear);
     }
     // NaN lanes compare false with every threshold, so the lists above alone move them.
-    ScanThresholds<kHalves>(nodes.by_threshold, x, sets);
+    ScanThresholds<Word, kHalves>(nodes.by_threshold, x, sets);
     if (!nodes.by_threshold_zero_missing.empty()) {
       // Zeros went where right_when_zero sent them; as NaN they compare false here too.
       Lanes nonzero[kHalves];
       for (int h = 0; h < kHalves; ++h) nonzero[h] = x[h] == 0.0 ? Lanes{} + nan : x[h];
-      ScanThresholds<kHalves>(nodes.by_threshold_zero_missing, nonzero, sets);
+      ScanThresholds<Word, kHalves>(nodes.by_threshold_zero_missing, nonzero, sets);
     }
     if (!nodes.categorical.empty()) {
       // Each row's category as a bitset word and bit, once per feature; a category that goes
@@ -221,7 +279,7 @@ inline __attribute__((always_inline)) void QuickScorer::ApplyHalves(const double
         }
         Rows right[kHalves];
         std::memcpy(right, lanes, sizeof lanes);
-        sets[c.tree].ClearWhere<kHalves>(right, c.clear);
+        sets[c.tree].template ClearWhere<kHalves>(right, c.clear);
       }
     }
   }
@@ -232,10 +290,13 @@ inline __attribute__((always_inline)) void QuickScorer::ApplyHalves(const double
 struct QuickScorer::Kernels {
   static inline __attribute__((always_inline)) void Apply(const QuickScorer& scorer, const double* block, int rows,
                                                           const int* features, size_t num_features, uint64_t* sets) {
-    if (LanesEvaluated(rows) == kHalf) {
-      scorer.ApplyHalves<1>(block, features, num_features, sets);
+    const bool half = LanesEvaluated(rows) == kHalf;
+    if (scorer.narrow_) {
+      half ? scorer.ApplyHalves<uint32_t, 1>(block, features, num_features, sets)
+           : scorer.ApplyHalves<uint32_t, 2>(block, features, num_features, sets);
     } else {
-      scorer.ApplyHalves<2>(block, features, num_features, sets);
+      half ? scorer.ApplyHalves<uint64_t, 1>(block, features, num_features, sets)
+           : scorer.ApplyHalves<uint64_t, 2>(block, features, num_features, sets);
     }
   }
   static void Baseline(const QuickScorer& scorer, const double* block, int rows, const int* features,

@@ -1,6 +1,6 @@
 // QuickScorer (Lucchese et al., SIGIR 2015) for forests whose trees have at most 64 leaves:
-// instead of walking each tree, every tree keeps a 64-bit set of the leaves a row can still
-// reach, in left-to-right order. For each feature, the nodes whose test sends the row right clear
+// instead of walking each tree, every tree keeps a set of the leaves a row can still reach, in
+// left-to-right order, in 32 bits where every tree has at most 32 leaves and in 64 otherwise. For each feature, the nodes whose test sends the row right clear
 // their left subtree's leaves from their tree's set; the exit leaf is the lowest leaf left. The
 // nodes on a feature are sorted by threshold, so a row finds them with one scan per feature.
 //
@@ -11,6 +11,7 @@
 // per class in iteration order, exactly as the node walk does.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -36,8 +37,11 @@ class QuickScorer {
   // summed per row afterwards.
   static constexpr int kBlock = kBlockRows;
 
-  // Scratch space for EvaluateBlock, one per thread: the leaf sets of every tree, kBlock rows each.
-  std::vector<uint64_t> NewScratch() const { return std::vector<uint64_t>(all_leaves_.size() * kBlock); }
+  // Scratch space for EvaluateBlock, one per thread: the leaf sets of every tree, kBlock rows
+  // each, in words of leaf_set_bits().
+  std::vector<uint64_t> NewScratch() const { return std::vector<uint64_t>(all_leaves_.size() * TreeWords()); }
+  // 32 where every tree has at most 32 leaves, else 64.
+  int leaf_set_bits() const { return narrow_ ? 32 : 64; }
 
   // Evaluates every tree for the first `rows` rows of a block (block.h), leaving each tree's
   // leaf sets in `scratch`; the block's lanes past its rows, up to LanesEvaluated(rows), must
@@ -53,14 +57,15 @@ class QuickScorer {
   // a block of `rows` rows.
   void ResetSets(int rows, uint64_t* sets) const;
   void ApplyFeatures(const double* block, int rows, const int* features, size_t num_features, uint64_t* sets) const;
-  // Copies one tree's leaf sets (its kBlock words) from one scratch to another.
-  static void CopyTreeSets(const uint64_t* from, size_t tree, uint64_t* to) {
-    for (int r = 0; r < kBlock; ++r) to[tree * kBlock + static_cast<size_t>(r)] = from[tree * kBlock + static_cast<size_t>(r)];
+  // Copies one tree's leaf sets from one scratch to another.
+  void CopyTreeSets(const uint64_t* from, size_t tree, uint64_t* to) const {
+    std::copy_n(from + tree * TreeWords(), TreeWords(), to + tree * TreeWords());
   }
   // After EvaluateBlock: the left-to-right position of the leaf row r reaches in `tree`, the
   // lowest leaf left in its set, and that leaf's LightGBM index and value.
-  static int ExitPosition(const uint64_t* sets, size_t tree, int r) {
-    return __builtin_ctzll(sets[tree * kBlock + static_cast<size_t>(r)]);
+  int ExitPosition(const uint64_t* sets, size_t tree, int r) const {
+    const size_t word = tree * kBlock + static_cast<size_t>(r);
+    return narrow_ ? __builtin_ctz(reinterpret_cast<const uint32_t*>(sets)[word]) : __builtin_ctzll(sets[word]);
   }
   int LeafAt(size_t tree, int position) const { return leaf_by_position_[first_position_[tree] + static_cast<size_t>(position)]; }
   double ValueAt(size_t tree, int position) const {
@@ -95,11 +100,14 @@ class QuickScorer {
   };
 
   struct Kernels;  // ApplyFeatures compiled for each SIMD level (quick_scorer.cpp)
-  template <int kHalves>
+  template <typename Word, int kHalves>
   void ApplyHalves(const double* block, const int* features, size_t num_features, uint64_t* sets) const;
 
   std::shared_ptr<const model::Forest> forest_;
   Simd simd_;
+  bool narrow_;  // 32-bit leaf sets, else 64-bit
+  // A tree's kBlock sets, in 64-bit words of the scratch.
+  size_t TreeWords() const { return narrow_ ? kBlock / 2 : kBlock; }
   std::vector<FeatureNodes> features_;
   std::vector<int> split_features_;                  // the features some node splits on
   std::vector<uint32_t> cat_words_;                  // every categorical node's bitset, one after another
