@@ -57,11 +57,12 @@ def simd_levels() -> list:
     return order[: order.index(treescore_native.best_simd()) + 1]
 
 
-@pytest.mark.parametrize("name", [n for n in SHAPES if "quickscorer" in layouts(n)])
+@pytest.mark.parametrize("name", SHAPES)
 def test_every_simd_level_gives_lightgbm_bits(name):
-    """QuickScorer's node tests are compiled once per SIMD level (AVX-512, AVX2, the baseline); each
-    level alone gives LightGBM's leaves and scores on the fuzz rows, with the 32-bit leaf sets of
-    forests whose trees have at most 32 leaves and the 64-bit sets of the others."""
+    """The engine's vector code is compiled once per SIMD level (AVX-512, AVX2, the baseline), and
+    on AVX-512 the node walk walks eight rows at once with gathers; each layout on each level
+    alone gives LightGBM's leaves and scores on the fuzz rows, with QuickScorer's 32-bit leaf
+    sets for forests whose trees have at most 32 leaves and its 64-bit sets for the others."""
     booster = train(name)
     most_leaves = max(tree["num_leaves"] for tree in booster.dump_model()["tree_info"])
     x = fuzz_rows(booster, SHAPES[name][1], seed=zlib.crc32(name.encode()) + 1)
@@ -70,12 +71,14 @@ def test_every_simd_level_gives_lightgbm_bits(name):
                 for kind, args in (("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True}))}
     if platform.machine() == "x86_64":
         assert len(simd_levels()) >= 2, "every x86-64 machine this project tests on has AVX2"
-    for simd in simd_levels():
-        engine = treescore_native.ExactScorer(booster.model_to_string(), "quickscorer", simd)
-        assert engine.simd == simd
-        assert engine.leaf_set_bits == (32 if most_leaves <= 32 else 64)
-        for kind, want in expected.items():
-            assert_same_bits(engine.predict(x, kind).reshape(want.shape), want, f"{name} {kind} on {simd}")
+    for layout in layouts(name):
+        for simd in simd_levels():
+            engine = treescore_native.ExactScorer(booster.model_to_string(), layout, simd)
+            assert (engine.layout, engine.simd) == (layout, simd)
+            if layout == "quickscorer":
+                assert engine.leaf_set_bits == (32 if most_leaves <= 32 else 64)
+            for kind, want in expected.items():
+                assert_same_bits(engine.predict(x, kind).reshape(want.shape), want, f"{name} {kind} {layout} on {simd}")
 
 
 def test_the_zero_threshold_is_the_float_literal_widened():

@@ -16,7 +16,12 @@ double Sigmoid(double sigmoid, double x) { return 1.0 / (1.0 + std::exp(-sigmoid
 
 }  // namespace
 
-ExactScorer::ExactScorer(model::Forest forest, Layout layout, Simd simd) : forest_(std::make_shared<const model::Forest>(std::move(forest))) {
+ExactScorer::ExactScorer(model::Forest forest, Layout layout, Simd simd)
+    : forest_(std::make_shared<const model::Forest>(std::move(forest))), simd_(simd) {
+  if (simd > BestSimd()) {
+    throw std::invalid_argument("this CPU cannot run the engine's " + SimdName(simd) + " code; the best it runs is " +
+                                SimdName(BestSimd()));
+  }
   const bool fits = QuickScorer::Fits(*forest_);
   if (layout == Layout::kQuickScorer && !fits) throw std::invalid_argument("a tree has more than 64 leaves");
   if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) {
@@ -24,7 +29,7 @@ ExactScorer::ExactScorer(model::Forest forest, Layout layout, Simd simd) : fores
     quick_ = std::make_unique<QuickScorer>(forest_, simd);
   } else {
     layout_ = Layout::kNodeWalk;
-    walker_ = std::make_unique<NodeWalker>(*forest_);
+    walker_ = std::make_unique<NodeWalker>(*forest_, simd);
   }
   shap_ = std::make_unique<TreeShap>(*forest_);
   for (const model::Tree& tree : forest_->trees) {
@@ -129,7 +134,7 @@ ExactScorer ExactScorer::Slice(IterationRange iterations) const {
   Range(iterations, &first, &count);
   const size_t per_iteration = static_cast<size_t>(forest_->trees_per_iteration);
   return ExactScorer(forest_->Slice(static_cast<size_t>(first) * per_iteration, static_cast<size_t>(count) * per_iteration),
-                     layout_, quick_ ? quick_->simd() : BestSimd());
+                     layout_, simd_);
 }
 
 int64_t ExactScorer::LeafOutputsPerRow(IterationRange iterations) const {

@@ -31,8 +31,8 @@ enum class Layout {
 
 class ExactScorer {
  public:
-  // simd: the instruction set QuickScorer runs on (simd.h), the CPU's best unless a test asks
-  // for another; every one gives the same bits.
+  // simd: the instruction set the layout runs on (simd.h), the CPU's best unless a test asks for
+  // another; every one gives the same bits. A level the CPU lacks is refused.
   ExactScorer(model::Forest forest, Layout layout, Simd simd = BestSimd());
 
   const model::Forest& forest() const { return *forest_; }
@@ -40,8 +40,8 @@ class ExactScorer {
   std::string layout_name() const { return quick_ ? "quickscorer" : "node walk"; }
   // QuickScorer's leaf sets, 32 or 64 bits; 0 for the node walk.
   int leaf_set_bits() const { return quick_ ? quick_->leaf_set_bits() : 0; }
-  // QuickScorer's instruction set, as simd.h names it; the node walk's code is scalar.
-  std::string simd_name() const { return quick_ ? SimdName(quick_->simd()) : "scalar"; }
+  // The instruction set the layout runs on, as simd.h names it.
+  std::string simd_name() const { return SimdName(simd_); }
 
   // Doubles written per row: num_classes for raw and prediction, one leaf index per used tree for leaf.
   int64_t RawOutputsPerRow() const { return forest_->num_classes; }
@@ -107,6 +107,7 @@ class ExactScorer {
 
   std::shared_ptr<const model::Forest> forest_;
   Layout layout_;                        // the one in use: kQuickScorer or kNodeWalk
+  Simd simd_;
   std::unique_ptr<QuickScorer> quick_;   // one of the two layouts
   std::unique_ptr<NodeWalker> walker_;
   std::unique_ptr<TreeShap> shap_;

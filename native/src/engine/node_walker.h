@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "block.h"
+#include "simd.h"
 #include "model/forest.h"
 
 namespace treescore {
@@ -16,7 +17,9 @@ namespace engine {
 
 class NodeWalker {
  public:
-  explicit NodeWalker(const model::Forest& forest);
+  // `simd`: where it is AVX-512, eight rows walk a tree at once in vector registers, with
+  // gathers; elsewhere each row walks on its own. Both take every node's decision.h rule.
+  NodeWalker(const model::Forest& forest, Simd simd);
 
   // For the first `num_rows` rows of a block (block.h), the leaf index each reaches in each tree
   // first_tree + t: leaves[r * num_trees + t]; the lanes past them up to LanesEvaluated(num_rows)
@@ -37,10 +40,12 @@ class NodeWalker {
   };
 
   int Child(const Node& node, double value) const;
+  struct Avx512;  // the vector walk (node_walker.cpp)
   // LeavesOf over num_trees trees, the i-th being tree_at(i).
   template <typename TreeAt>
   void Walk(const double* block, int num_rows, size_t num_trees, TreeAt tree_at, int* leaves) const;
 
+  Simd simd_;
   std::vector<Node> nodes_;           // every tree's nodes, tree after tree
   std::vector<size_t> first_node_;    // per tree: where its nodes start
   std::vector<bool> single_leaf_;     // per tree: it never split

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <stdexcept>
 
 #include "model/decision.h"
 
@@ -37,10 +36,6 @@ QuickScorer::QuickScorer(std::shared_ptr<const model::Forest> shared, Simd simd)
       simd_(simd),
       narrow_(std::all_of(forest_->trees.begin(), forest_->trees.end(),
                           [](const model::Tree& tree) { return tree.num_leaves() <= 32; })) {
-  if (simd > BestSimd()) {
-    throw std::invalid_argument("this CPU cannot run the engine's " + SimdName(simd) + " code; the best it runs is " +
-                                SimdName(BestSimd()));
-  }
   const model::Forest& forest = *forest_;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   features_.resize(static_cast<size_t>(forest.num_features));
