@@ -18,7 +18,11 @@ NodeWalker::NodeWalker(const model::Forest& forest, Simd simd) : simd_(simd) {
     first_node_.push_back(nodes_.size());
     single_leaf_.push_back(tree.nodes.empty());
     for (const model::Node& node : tree.nodes) {
-      Node flat{model::InclusiveThreshold(node), node.feature, {node.left, node.right}, node.decision, 0, 0};
+      const double threshold = model::InclusiveThreshold(node);
+      const double nan = std::nan("");
+      Node flat{threshold, node.feature, {node.left, node.right}, node.decision.split,
+                !model::NumericalGoesLeft(node.decision, threshold, nan), !model::NumericalGoesLeft(node.decision, threshold, 0.0),
+                0, 0, 0};
       if (node.decision.split == model::Split::kCategorical) {
         flat.first_word = static_cast<uint32_t>(cat_words_.size());
         flat.num_words = node.num_category_words;
@@ -32,10 +36,10 @@ NodeWalker::NodeWalker(const model::Forest& forest, Simd simd) : simd_(simd) {
 }
 
 inline int NodeWalker::Child(const Node& node, double value) const {
-  if (node.decision.split == model::Split::kNumerical) {
+  if (node.split == model::Split::kNumerical) {
     // An ordinary value picks its child by index, not by a branch the CPU would mispredict half the time.
     if (__builtin_expect(model::IsOrdinary(value), 1)) return node.child[!(value <= node.threshold)];
-    return node.child[!model::NumericalGoesLeft(node.decision, node.threshold, value)];
+    return node.child[value != value ? node.nan_right : node.zero_right];
   }
   return node.child[!model::CategoricalGoesLeft(cat_words_.data() + node.first_word, node.num_words, value)];
 }
@@ -51,14 +55,15 @@ void NodeWalker::LeavesOfTrees(const double* block, int num_rows, const size_t* 
 
 #if defined(__x86_64__)
 // Rows walk trees eight at a time in AVX-512 registers: per step, each row's node (its threshold,
-// feature, children and split kind, gathered from the 32-byte nodes) and its value (gathered
-// from the block) give its next node. An ordinary value at a numerical node goes right exactly
-// when !(value <= threshold), as Child decides it; a NaN, a zero or a categorical node takes
-// Child itself, lane by lane. A gather waits on the one before it, so several trees' walks
+// feature, children, split kind and where it sends a NaN and a zero, gathered from the 32-byte
+// nodes) and its value (gathered from the block) give its next node, as Child gives it: at a
+// numerical node an ordinary value goes right exactly when !(value <= threshold), a NaN or a zero
+// where the node sends it. A categorical node takes Child itself, lane by lane. A gather waits on the one before it, so several trees' walks
 // (chains) step in turn, and one's gathers run while another's wait.
 struct NodeWalker::Avx512 {
   static_assert(sizeof(Node) == 32 && offsetof(Node, threshold) == 0 && offsetof(Node, feature) == 8 &&
-                    offsetof(Node, child) == 12 && offsetof(Node, decision) == 20,
+                    offsetof(Node, child) == 12 && offsetof(Node, split) == 20 && offsetof(Node, nan_right) == 21 &&
+                    offsetof(Node, zero_right) == 22,
                 "the gathers below read nodes at these offsets");
   static constexpr int kTrees = 4;  // trees walked at once, each by both halves of the block
 
@@ -81,14 +86,18 @@ struct NodeWalker::Avx512 {
     const __m512i row = _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(chain->first));
     const __m512i value_at = _mm512_add_epi64(_mm512_slli_epi64(feature, 4), row);  // block[f * 16 + r]
     const __m512d value = _mm512_mask_i64gather_pd(_mm512_setzero_pd(), inside, value_at, block, 8);
-    const __mmask8 right = _mm512_cmp_pd_mask(value, threshold, _CMP_NLE_UQ);
+    const __mmask8 is_nan = _mm512_cmp_pd_mask(value, value, _CMP_UNORD_Q);
+    const __mmask8 is_zero = _mm512_cmp_pd_mask(value, _mm512_setzero_pd(), _CMP_EQ_OQ);
+    const __mmask8 nan_right = _mm512_test_epi64_mask(right_decision, _mm512_set1_epi64(int64_t{0xff} << 40));
+    const __mmask8 zero_right = _mm512_test_epi64_mask(right_decision, _mm512_set1_epi64(int64_t{0xff} << 48));
+    const __mmask8 right = (_mm512_cmp_pd_mask(value, threshold, _CMP_NLE_UQ) & ~is_nan & ~is_zero) |
+                           (is_nan & nan_right) | (is_zero & zero_right);
     const __m512i left_child = _mm512_srai_epi64(feature_left, 32);
     const __m512i right_child = _mm512_srai_epi64(_mm512_slli_epi64(right_decision, 32), 32);
     __m512i next = _mm512_mask_blend_epi64(right, left_child, right_child);
     const __m512i split = _mm512_and_si512(_mm512_srli_epi64(right_decision, 32), _mm512_set1_epi64(0xff));
     const __mmask8 special =
-        inside & (_mm512_cmp_pd_mask(value, value, _CMP_UNORD_Q) | _mm512_cmp_pd_mask(value, _mm512_setzero_pd(), _CMP_EQ_OQ) |
-                  _mm512_cmpeq_epi64_mask(split, _mm512_set1_epi64(static_cast<int64_t>(model::Split::kCategorical))));
+        inside & _mm512_cmpeq_epi64_mask(split, _mm512_set1_epi64(static_cast<int64_t>(model::Split::kCategorical)));
     if (special) {
       alignas(64) int64_t nodes_at[8], children[8];
       alignas(64) double values[8];

@@ -34,7 +34,11 @@ class NodeWalker {
     double threshold;         // numerical nodes: the inclusive threshold (decision.h)
     int32_t feature;
     int32_t child[2];         // left, right: a node of the same tree, or ~leaf
-    model::Decision decision;
+    model::Split split;
+    // Numerical nodes: where a NaN and a zero go, the same for every row (decision.h's
+    // NumericalGoesLeft, computed once); every other value goes right exactly when !(v <= t).
+    bool nan_right, zero_right;
+    uint8_t unused = 0;
     uint32_t first_word;      // categorical nodes: the left-going categories, cat_words_[first_word, + num_words)
     uint32_t num_words;
   };
