@@ -117,7 +117,7 @@ PYBIND11_MODULE(treescore_native, m) {
            }),
            py::arg("model_text"), py::arg("layout") = "auto", py::arg("simd") = "best",
            "treescore's own exact engine, built from LightGBM's text format (the engine executors run). "
-           "simd: the instruction set QuickScorer runs on, this CPU's best unless a test asks for a lower one.")
+           "simd: the instruction set its vector code runs on, this CPU's best unless a test asks for a lower one.")
       .def_property_readonly("layout", [](const EnginePredictor& p) { return p.scorer().layout_name(); })
       .def_property_readonly("simd", [](const EnginePredictor& p) { return p.scorer().simd_name(); })
       .def_property_readonly("leaf_set_bits", [](const EnginePredictor& p) { return p.scorer().leaf_set_bits(); })

@@ -40,7 +40,8 @@ class ExactScorer {
   std::string layout_name() const { return quick_ ? "quickscorer" : "node walk"; }
   // QuickScorer's leaf sets, 32 or 64 bits; 0 for the node walk.
   int leaf_set_bits() const { return quick_ ? quick_->leaf_set_bits() : 0; }
-  // The instruction set the layout runs on, as simd.h names it.
+  // The SIMD level the scorer was built for, as simd.h names it (the node walk's vector code is
+  // AVX-512 only; on the other levels it walks row by row).
   std::string simd_name() const { return SimdName(simd_); }
 
   // Doubles written per row: num_classes for raw and prediction, one leaf index per used tree for leaf.

@@ -14,12 +14,12 @@ namespace treescore {
 namespace engine {
 
 NodeWalker::NodeWalker(const model::Forest& forest, Simd simd) : simd_(simd) {
+  const double nan = std::nan("");
   for (const model::Tree& tree : forest.trees) {
     first_node_.push_back(nodes_.size());
     single_leaf_.push_back(tree.nodes.empty());
     for (const model::Node& node : tree.nodes) {
       const double threshold = model::InclusiveThreshold(node);
-      const double nan = std::nan("");
       Node flat{threshold, node.feature, {node.left, node.right}, node.decision.split,
                 !model::NumericalGoesLeft(node.decision, threshold, nan), !model::NumericalGoesLeft(node.decision, threshold, 0.0),
                 0, 0, 0};
@@ -58,8 +58,9 @@ void NodeWalker::LeavesOfTrees(const double* block, int num_rows, const size_t* 
 // feature, children, split kind and where it sends a NaN and a zero, gathered from the 32-byte
 // nodes) and its value (gathered from the block) give its next node, as Child gives it: at a
 // numerical node an ordinary value goes right exactly when !(value <= threshold), a NaN or a zero
-// where the node sends it. A categorical node takes Child itself, lane by lane. A gather waits on the one before it, so several trees' walks
-// (chains) step in turn, and one's gathers run while another's wait.
+// where the node sends it. A categorical node takes Child itself, lane by lane. A gather waits on
+// the one before it, so several trees' walks (chains) step in turn, and one's gathers run while
+// another's wait.
 struct NodeWalker::Avx512 {
   static_assert(sizeof(Node) == 32 && offsetof(Node, threshold) == 0 && offsetof(Node, feature) == 8 &&
                     offsetof(Node, child) == 12 && offsetof(Node, split) == 20 && offsetof(Node, nan_right) == 21 &&
