@@ -51,12 +51,6 @@ def test_engine_equals_lightgbm_bit_for_bit(name, layout):
             assert_same_bits(got.reshape(expected.shape), expected, f"{name} {kind} iterations {start}+{count}")
 
 
-def simd_levels() -> list:
-    """The SIMD levels this CPU runs QuickScorer on, best last."""
-    order = ["baseline", "avx2", "avx512"]
-    return order[: order.index(treescore_native.best_simd()) + 1]
-
-
 @pytest.mark.parametrize("name", SHAPES)
 def test_every_simd_level_gives_lightgbm_bits(name):
     """The engine's vector code is compiled once per SIMD level (AVX-512, AVX2, the baseline), and
@@ -70,15 +64,20 @@ def test_every_simd_level_gives_lightgbm_bits(name):
     expected = {kind: booster.predict(x, **args)
                 for kind, args in (("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True}))}
     if platform.machine() == "x86_64":
-        assert len(simd_levels()) >= 2, "every x86-64 machine this project tests on has AVX2"
+        assert len(treescore_native.simd_levels()) >= 2, "every x86-64 machine this project tests on has AVX2"
     for layout in layouts(name):
-        for simd in simd_levels():
+        for simd in treescore_native.simd_levels():
             engine = treescore_native.ExactScorer(booster.model_to_string(), layout, simd)
             assert (engine.layout, engine.simd) == (layout, simd)
             if layout == "quickscorer":
                 assert engine.leaf_set_bits == (32 if most_leaves <= 32 else 64)
             for kind, want in expected.items():
                 assert_same_bits(engine.predict(x, kind).reshape(want.shape), want, f"{name} {kind} {layout} on {simd}")
+
+
+def test_an_unknown_simd_level_is_refused_naming_the_known_ones():
+    with pytest.raises(ValueError, match="unknown SIMD level 'sse4'; expected one of baseline, avx2, avx512"):
+        treescore_native.ExactScorer(train("regression").model_to_string(), "auto", "sse4")
 
 
 def test_the_zero_threshold_is_the_float_literal_widened():

@@ -108,11 +108,7 @@ PYBIND11_MODULE(treescore_native, m) {
                                    : layout == "node walk" ? Layout::kNodeWalk
                                    : layout == "quickscorer" ? Layout::kQuickScorer
                                    : throw py::value_error("layout must be auto, node walk or quickscorer; got '" + layout + "'");
-             const Simd level = simd == "best" ? treescore::engine::BestSimd()
-                                : simd == "baseline" ? Simd::kBaseline
-                                : simd == "avx2" ? Simd::kAvx2
-                                : simd == "avx512" ? Simd::kAvx512
-                                : throw py::value_error("simd must be best, baseline, avx2 or avx512; got '" + simd + "'");
+             const Simd level = simd == "best" ? treescore::engine::BestSimd() : treescore::engine::ParseSimd(simd);
              return EnginePredictor::FromModelText(text, chosen, level);
            }),
            py::arg("model_text"), py::arg("layout") = "auto", py::arg("simd") = "best",
@@ -140,6 +136,14 @@ PYBIND11_MODULE(treescore_native, m) {
            py::arg("kind") = "prediction", py::arg("start_iteration") = 0, py::arg("num_iterations") = -1,
            py::arg("num_threads") = 1,
            "A what-if grid as Booster.predict_grid gives it, sharing the work on the features that do not vary.");
-  m.def("best_simd", [] { return treescore::engine::SimdName(treescore::engine::BestSimd()); },
-        "The best instruction set this CPU runs the engine's vector code on: baseline, avx2 or avx512.");
+  m.def("simd_levels",
+        [] {
+          std::vector<std::string> names;
+          for (auto level : treescore::engine::SimdLevelsUpTo(treescore::engine::BestSimd())) {
+            names.push_back(treescore::engine::SimdName(level));
+          }
+          return names;
+        },
+        "The instruction sets this CPU runs the engine's vector code on (QuickScorer's and the node walk's), "
+        "lowest first: the last is what ExactScorer picks by default.");
 }

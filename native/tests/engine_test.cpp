@@ -93,16 +93,35 @@ TEST_P(EngineTest, EqualsLightGbmBitForBitInEveryLayoutAndSimdLevel) {
   }
 }
 
-TEST(SimdTest, EveryLevelUpToTheBestIsRunAndALevelAboveItIsRefused) {
+TEST(SimdTest, AScorerRunsEveryLevelUpToTheCpusBestAndRefusesTheOnesAbove) {
 #if defined(__x86_64__)
-  // Every x86-64 machine the project builds and tests on has AVX2, so all but AVX-512 run here.
-  EXPECT_GE(BestSimd(), Simd::kAvx2);
-  if (BestSimd() == Simd::kAvx512) return;
-  EXPECT_THROW(ExactScorer(model::ReadLightGbmText(Train("")), Layout::kQuickScorer, Simd::kAvx512), std::invalid_argument);
+  EXPECT_GE(BestSimd(), Simd::kAvx2) << "every x86-64 machine the project builds and tests on has AVX2";
 #else
   EXPECT_EQ(BestSimd(), Simd::kBaseline);
-  EXPECT_THROW(ExactScorer(model::ReadLightGbmText(Train("")), Layout::kQuickScorer, Simd::kAvx2), std::invalid_argument);
 #endif
+  const std::vector<Simd> runnable = SimdLevelsUpTo(BestSimd());
+  ASSERT_EQ(runnable.back(), BestSimd());
+  for (Simd level : runnable) {
+    EXPECT_EQ(ExactScorer(model::ReadLightGbmText(Train("")), Layout::kQuickScorer, level).simd_name(), SimdName(level));
+  }
+  // The refusal, on a CPU of each best level; whatever this host has.
+  for (Simd best : SimdLevelsUpTo(Simd::kAvx512)) {
+    for (Simd wanted : SimdLevelsUpTo(Simd::kAvx512)) {
+      if (wanted <= best) {
+        EXPECT_NO_THROW(RequireSimd(wanted, best));
+      } else {
+        EXPECT_THROW(RequireSimd(wanted, best), std::invalid_argument) << SimdName(wanted) << " on " << SimdName(best);
+      }
+    }
+  }
+  if (BestSimd() != Simd::kAvx512) {
+    EXPECT_THROW(ExactScorer(model::ReadLightGbmText(Train("")), Layout::kQuickScorer, Simd::kAvx512), std::invalid_argument);
+  }
+}
+
+TEST(SimdTest, EveryLevelIsReadBackFromItsName) {
+  for (Simd level : SimdLevelsUpTo(Simd::kAvx512)) EXPECT_EQ(ParseSimd(SimdName(level)), level);
+  EXPECT_THROW(ParseSimd("sse4"), std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(MissingValueSettings, EngineTest,

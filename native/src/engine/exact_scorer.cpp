@@ -18,10 +18,7 @@ double Sigmoid(double sigmoid, double x) { return 1.0 / (1.0 + std::exp(-sigmoid
 
 ExactScorer::ExactScorer(model::Forest forest, Layout layout, Simd simd)
     : forest_(std::make_shared<const model::Forest>(std::move(forest))), simd_(simd) {
-  if (simd > BestSimd()) {
-    throw std::invalid_argument("this CPU cannot run the engine's " + SimdName(simd) + " code; the best it runs is " +
-                                SimdName(BestSimd()));
-  }
+  RequireSimd(simd, BestSimd());
   const bool fits = QuickScorer::Fits(*forest_);
   if (layout == Layout::kQuickScorer && !fits) throw std::invalid_argument("a tree has more than 64 leaves");
   if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) {

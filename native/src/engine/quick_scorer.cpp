@@ -172,16 +172,22 @@ struct TreeSets<uint32_t> {
   }
 };
 
-// Whether any of the first kHalves halves' lanes is all ones; the lanes are halved until one
-// holds the answer.
+// Combines a vector's eight lanes into one value: each step combines every lane with the lane
+// half as far away, until lane 0 holds all eight.
+template <typename Vector, typename Combine>
+inline __attribute__((always_inline)) auto FoldLanes(Vector v, Combine combine) {
+  v = combine(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3));
+  v = combine(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5));
+  v = combine(v, __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6));
+  return v[0];
+}
+
+// Whether any of the first kHalves halves' lanes is all ones.
 template <int kHalves>
 inline __attribute__((always_inline)) bool AnyLane(const Rows* rows) {
   Rows any = rows[0];
   if (kHalves == 2) any |= rows[1];
-  any |= __builtin_shufflevector(any, any, 4, 5, 6, 7, 0, 1, 2, 3);
-  any |= __builtin_shufflevector(any, any, 2, 3, 0, 1, 6, 7, 4, 5);
-  any |= __builtin_shufflevector(any, any, 1, 0, 3, 2, 5, 4, 7, 6);
-  return any[0] != 0;
+  return FoldLanes(any, [](Rows a, Rows b) { return a | b; }) != 0;
 }
 
 // Every node of `ascending` whose threshold a row's value is above sends that row right. Scans in
@@ -189,18 +195,11 @@ inline __attribute__((always_inline)) bool AnyLane(const Rows* rows) {
 template <typename Word, int kHalves>
 inline __attribute__((always_inline)) void ScanThresholds(const std::vector<QuickScorer::Threshold>& ascending,
                                                           const Lanes* x, TreeSets<Word>* sets) {
-  // The largest value of the block's rows, in lanes: NaN lanes never count, and the lanes are
-  // halved until one holds it.
+  // The largest value of the block's rows: NaN lanes never count.
   const Lanes none = Lanes{} - std::numeric_limits<double>::infinity();
   Lanes top = x[0] > none ? x[0] : none;
   if (kHalves == 2) top = x[1] > top ? x[1] : top;
-  Lanes turned = __builtin_shufflevector(top, top, 4, 5, 6, 7, 0, 1, 2, 3);
-  top = turned > top ? turned : top;
-  turned = __builtin_shufflevector(top, top, 2, 3, 0, 1, 6, 7, 4, 5);
-  top = turned > top ? turned : top;
-  turned = __builtin_shufflevector(top, top, 1, 0, 3, 2, 5, 4, 7, 6);
-  top = turned > top ? turned : top;
-  const double largest = top[0];
+  const double largest = FoldLanes(top, [](Lanes kept, Lanes other) { return other > kept ? other : kept; });
   for (const QuickScorer::Threshold& t : ascending) {
     if (!(t.value < largest)) break;
     sets[t.mask.tree].template ClearAbove<kHalves>(x, t.value, t.mask.clear);

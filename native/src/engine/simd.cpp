@@ -1,5 +1,7 @@
 #include "simd.h"
 
+#include <stdexcept>
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 
@@ -40,6 +42,14 @@ Simd BestSimd() {
   return best;
 }
 
+std::vector<Simd> SimdLevelsUpTo(Simd best) {
+  std::vector<Simd> levels;
+  for (Simd level : {Simd::kBaseline, Simd::kAvx2, Simd::kAvx512}) {
+    if (level <= best) levels.push_back(level);
+  }
+  return levels;
+}
+
 std::string SimdName(Simd simd) {
   switch (simd) {
     case Simd::kAvx512:
@@ -50,6 +60,22 @@ std::string SimdName(Simd simd) {
       break;
   }
   return "baseline";
+}
+
+Simd ParseSimd(const std::string& name) {
+  std::string names;
+  for (Simd level : SimdLevelsUpTo(Simd::kAvx512)) {
+    if (SimdName(level) == name) return level;
+    names += (names.empty() ? "" : ", ") + SimdName(level);
+  }
+  throw std::invalid_argument("unknown SIMD level '" + name + "'; expected one of " + names);
+}
+
+void RequireSimd(Simd wanted, Simd best) {
+  if (wanted > best) {
+    throw std::invalid_argument("this CPU cannot run the engine's " + SimdName(wanted) + " code; the best it runs is " +
+                                SimdName(best));
+  }
 }
 
 }  // namespace engine

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace treescore {
 namespace engine {
@@ -18,8 +19,14 @@ enum class Simd {
 // The best level this CPU and its operating system support (AVX registers are usable only where
 // the OS saves them), found once.
 Simd BestSimd();
+// Every level up to `best`, lowest first: the levels a CPU whose best is `best` runs.
+std::vector<Simd> SimdLevelsUpTo(Simd best);
 // "baseline", "avx2" or "avx512".
 std::string SimdName(Simd simd);
+// The level SimdName gives `name`; std::invalid_argument naming the choices for any other name.
+Simd ParseSimd(const std::string& name);
+// std::invalid_argument unless a CPU whose best level is `best` runs `wanted`.
+void RequireSimd(Simd wanted, Simd best);
 
 }  // namespace engine
 }  // namespace treescore
