@@ -9,8 +9,9 @@ import zlib
 import numpy as np
 import pytest
 
-from conftest import assert_same_bits
-from test_model_shapes import SHAPES, scoring_rows, train
+from conftest import assert_same_bits, plan_of
+from test_model_shapes import NUMERIC, SHAPES, scoring_rows, train
+import treescore
 import treescore_native
 
 SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-35, -1e-35, float(np.float32(1e-35)),
@@ -80,6 +81,34 @@ def test_an_unknown_simd_level_is_refused_naming_the_known_ones():
         treescore_native.ExactScorer(train("regression").model_to_string(), "auto", "sse4")
 
 
+def with_a_nan_threshold(text: str) -> str:
+    """The model text with its first tree's first threshold NaN, as only hand-made models have
+    (without tree_sizes, which the edit makes wrong)."""
+    at = text.index("\nthreshold=", text.index("Tree=0")) + len("\nthreshold=")
+    end = min(text.index(" ", at), text.index("\n", at))
+    edited = text[:at] + "nan" + text[end:]
+    return "\n".join(line for line in edited.split("\n") if not line.startswith("tree_sizes="))
+
+
+@pytest.mark.parametrize("name, layout", [("regression", "quickscorer, 32-bit leaf sets"),
+                                          ("64_leaves", "quickscorer, 64-bit leaf sets"),
+                                          ("255_leaves_deep", "node walk"),
+                                          ("nan_threshold", "node walk")])
+def test_plans_name_the_layout_the_engine_chooses(spark, name, layout):
+    """The JVM names the layout in plans by the engine's rule and limits (wire/limits.txt), read
+    off the model text; here that name is held to the layout the engine itself chooses."""
+    text = with_a_nan_threshold(train("regression").model_to_string()) if name == "nan_threshold" \
+        else train(name).model_to_string()
+    engine = treescore_native.ExactScorer(text)
+    chosen = "node walk" if engine.layout == "node walk" else f"quickscorer, {engine.leaf_set_bits}-bit leaf sets"
+    assert chosen == layout
+    model = treescore.Model.from_string(text)
+    rows = spark.range(4).selectExpr(*[f"cast(id as double) as {n}" for n in NUMERIC])
+    plan = plan_of(rows.select(treescore.score(model).alias("p"), treescore.score(model, kind="contrib").alias("c")))
+    assert f"on the treescore engine ({layout})" in plan, plan
+    assert "on the treescore engine (TreeSHAP)" in plan, plan
+
+
 def test_the_zero_threshold_is_the_float_literal_widened():
     """1e-35 itself is at or below kZeroThreshold (1e-35f widened), so LightGBM reads it as +0.0."""
     booster = train("zero_as_missing")
@@ -94,7 +123,7 @@ def test_auto_picks_quickscorer_up_to_64_leaves_and_the_node_walk_beyond():
     assert treescore_native.ExactScorer(train("regression").model_to_string()).layout == "quickscorer"
     wide = train("255_leaves_deep").model_to_string()
     assert treescore_native.ExactScorer(wide).layout == "node walk"
-    with pytest.raises(ValueError, match="more than 64 leaves"):
+    with pytest.raises(ValueError, match="at most 64 leaves without NaN thresholds"):
         treescore_native.ExactScorer(wide, "quickscorer")
 
 

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "model/decision.h"
+#include "wire_limits.h"
 
 namespace treescore {
 namespace engine {
@@ -20,7 +22,10 @@ ExactScorer::ExactScorer(model::Forest forest, Layout layout, Simd simd)
     : forest_(std::make_shared<const model::Forest>(std::move(forest))), simd_(simd) {
   RequireSimd(simd, BestSimd());
   const bool fits = QuickScorer::Fits(*forest_);
-  if (layout == Layout::kQuickScorer && !fits) throw std::invalid_argument("a tree has more than 64 leaves");
+  if (layout == Layout::kQuickScorer && !fits) {
+    throw std::invalid_argument("QuickScorer takes trees of at most " + std::to_string(wire::kQuickScorerMostLeaves) +
+                                " leaves without NaN thresholds; a tree has more leaves or such a threshold");
+  }
   if (layout == Layout::kQuickScorer || (layout == Layout::kAuto && fits)) {
     layout_ = Layout::kQuickScorer;
     quick_ = std::make_unique<QuickScorer>(forest_, simd);

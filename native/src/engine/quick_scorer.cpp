@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "model/decision.h"
+#include "wire_limits.h"
 
 namespace treescore {
 namespace engine {
@@ -21,11 +22,14 @@ uint64_t Bits(int first, int last) {
 
 }  // namespace
 
+// A leaf set is one machine word: a bit per leaf.
+static_assert(wire::kQuickScorerMostLeaves == 64 && wire::kQuickScorerNarrowLeaves == 32, "leaf sets are 64 or 32 bits");
+
 bool QuickScorer::Fits(const model::Forest& forest) {
   // A NaN threshold sends every value right, which no place in a sorted threshold list can say;
   // such a (hand-made) model takes the node walk.
   return std::all_of(forest.trees.begin(), forest.trees.end(), [](const model::Tree& tree) {
-    return tree.num_leaves() <= 64 && std::none_of(tree.nodes.begin(), tree.nodes.end(), [](const model::Node& node) {
+    return tree.num_leaves() <= wire::kQuickScorerMostLeaves && std::none_of(tree.nodes.begin(), tree.nodes.end(), [](const model::Node& node) {
              return node.decision.split == model::Split::kNumerical && std::isnan(model::InclusiveThreshold(node));
            });
   });
@@ -35,7 +39,7 @@ QuickScorer::QuickScorer(std::shared_ptr<const model::Forest> shared, Simd simd)
     : forest_(std::move(shared)),
       simd_(simd),
       narrow_(std::all_of(forest_->trees.begin(), forest_->trees.end(),
-                          [](const model::Tree& tree) { return tree.num_leaves() <= 32; })) {
+                          [](const model::Tree& tree) { return tree.num_leaves() <= wire::kQuickScorerNarrowLeaves; })) {
   const model::Forest& forest = *forest_;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   features_.resize(static_cast<size_t>(forest.num_features));

@@ -36,15 +36,19 @@ class EngineChoiceSuite extends SparkSuite {
   private def contributions(models: TreeModel*): DataFrame =
     fixtureFrame.select(models.zipWithIndex.map { case (m, i) => score(m, ScoreOptions(kind = "contrib")).as(s"c$i") }: _*)
 
-  test("auto gives treescore's engine every kind, and the plan and metrics say so") {
+  test("auto gives treescore's engine every kind, and the plan and metrics say so, with its layout") {
     withEngine("auto") {
       val df = kinds
       val operator = batchOperators(df).head
       assert(operator.engines.forall(_ == Engine.Treescore))
       df.collect()
       val executed = batchOperators(df).head
-      assert(executed.verboseStringWithOperatorId().contains("on the treescore engine"))
-      assert(!executed.verboseStringWithOperatorId().contains("on the lightgbm engine"))
+      val plan = executed.verboseStringWithOperatorId()
+      // The fixtures' trees have at most 32 leaves (tests/test_engine_fuzz.py holds the names to the engine's choice).
+      assert(Seq(regressionModel, binaryModel).forall(_.mostLeaves <= 32))
+      assert(plan.contains("on the treescore engine (quickscorer, 32-bit leaf sets)"), plan)
+      assert(plan.contains("on the treescore engine (TreeSHAP)"), plan)
+      assert(!plan.contains("on the lightgbm engine"))
       assert(executed.metrics(TaskScorers.rowsMetric(Engine.Treescore)).value == 4L * fixtureRows.length)
     }
   }

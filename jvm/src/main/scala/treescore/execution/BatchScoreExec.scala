@@ -9,7 +9,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
 
 import treescore.TreescoreConf
 import treescore.expressions.BatchableScore
-import treescore.model.Engine
+import treescore.model.{Engine, EngineLayout}
 import treescore.rules.TopKSelection
 
 /**
@@ -64,9 +64,12 @@ trait BatchScoreNode extends UnaryExecNode {
   // One name for both operators, so the Spark UI and tools that look for BatchScore find either.
   override def nodeName: String = "BatchScore"
 
-  private def onEngines: Seq[String] = scores.indices.map(k => s"${scores(k)} on the ${engines(k)} engine")
+  private def onEngines: Seq[String] = scores.indices.map { k =>
+    val layout = if (engines(k) == Engine.Treescore) s" (${EngineLayout.describe(scores(k).models, scores(k).modelKind)})" else ""
+    s"${scores(k)} on the ${engines(k)} engine$layout"
+  }
 
-  /** explain() shows the input path, each call with its engine, then the result columns. */
+  /** explain() shows the input path, each call with its engine (and that engine's layout), then the result columns. */
   override def simpleString(maxFields: Int): String =
     s"$nodeName ${onEngines.mkString("[", ", ", "]")}, ${resultAttrs.mkString("[", ", ", "]")}$inputPath" +
       selection.map(", " + _).getOrElse("")

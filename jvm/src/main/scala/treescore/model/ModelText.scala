@@ -18,7 +18,9 @@ final case class ModelHeader(
     predictionIsRaw: Boolean = false,
     featuresRead: scala.collection.immutable.BitSet = scala.collection.immutable.BitSet.empty,
     shapTables: TreeShapTables = TreeShapTables(hasCounts = false, leaves = 0, replayedLeaves = 0, replayedShare = 0,
-      tableAddends = 0))
+      tableAddends = 0),
+    mostLeaves: Int = 1,
+    nanThreshold: Boolean = false)
 
 /** The model text is not a well-formed LightGBM model; `problem` says where and why. */
 final class InvalidModelException(val source: String, val problem: String)
@@ -113,7 +115,8 @@ object ModelText {
       val categorical = names.zip(infos).collect { case (name, info) if !info.startsWith("[") && info != "none" => name }
       val objective = header.get("objective").map(_.split(' ').toSeq)
       ModelHeader(names, categorical, numClasses, perIteration, numTrees, objective.map(_.head), linearTrees,
-        objective.forall(identityOutput), scala.collection.immutable.BitSet.empty ++ featuresRead, shapTables.result)
+        objective.forall(identityOutput), scala.collection.immutable.BitSet.empty ++ featuresRead, shapTables.result,
+        mostLeaves, nanThreshold)
     }
 
     /** Why text that does not start with 'tree' is not a model, naming the usual mix-ups. */
@@ -156,6 +159,10 @@ object ModelText {
     // The features some tree splits on or some linear leaf reads: no output depends on the others.
     private val featuresRead = mutable.BitSet.empty
     private val shapTables = new TreeShapTables.Builder
+    // What decides the engine's layout (EngineLayout): the most leaves of a tree, and whether
+    // some numerical node's threshold is NaN.
+    private var mostLeaves = 1
+    private var nanThreshold = false
 
     /** Reads every tree block; returns the count. */
     private def readTrees(maxFeatureIdx: Int, treesStart: Int, sizes: Option[Array[Long]]): Int = {
@@ -225,6 +232,7 @@ object ModelText {
     private def checkTree(index: Int, f: Map[String, String], maxFeatureIdx: Int): Unit = {
       val where = s"tree $index"
       val numLeaves = int(f, "num_leaves", min = 1, where)
+      mostLeaves = math.max(mostLeaves, numLeaves)
       val numCat = int(f, "num_cat", min = 0, where)
       val isLinear = f.get("is_linear").exists(v => int(f, "is_linear", min = 0, where) != 0 || v != "0")
       doubles(f, "leaf_value", numLeaves, where, required = true)
@@ -259,6 +267,8 @@ object ModelText {
       }
       decisions.foreach(d => if (d < 0 || d > 127) fail(s"$where has decision_type $d, outside 0..127"))
       val categorical = decisions.zipWithIndex.filter { case (d, _) => (d & 1) == 1 }.map(_._2)
+      nanThreshold ||= thresholds.indices.exists(node =>
+        thresholds(node).isNaN && (node >= decisions.length || (decisions(node) & 1) == 0))
       if (categorical.nonEmpty || numCat > 0) {
         val bounds = ints(f, "cat_boundaries", numCat + 1, where, required = true)
         if (bounds.head != 0 || bounds.sliding(2).exists(p => p.length == 2 && p(1) < p(0))) {

@@ -88,6 +88,10 @@ final class TreeModel private (modelText: String, val source: String) extends Se
   def hasLinearTrees: Boolean = header.linearTrees
   /** What treescore's TreeSHAP would tabulate for this model. */
   def shapTables: TreeShapTables = header.shapTables
+  /** The most leaves any one tree has. */
+  def mostLeaves: Int = header.mostLeaves
+  /** Whether some numerical node has a NaN threshold (only hand-made models do): it sends every value right. */
+  def hasNanThreshold: Boolean = header.nanThreshold
 
   /** Whether some tree splits on feature `index` or some linear leaf reads it: no output of the model depends on the others. */
   def readsFeature(index: Int): Boolean = header.featuresRead.contains(index)
