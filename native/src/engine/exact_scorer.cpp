@@ -52,6 +52,12 @@ struct WalkedLeaves {
 
   int Leaf(int r, size_t t) const { return leaves[static_cast<size_t>(r) * num_trees + t]; }
   double Value(int r, size_t t) const { return values[first_leaf[first_tree + t] + static_cast<size_t>(Leaf(r, t))]; }
+  // Adds to sums[0..lanes) the first `lanes` rows' values in trees t, t + stride, ... (count).
+  void AddValues(int lanes, size_t t, int count, int stride, double* sums) const {
+    for (int i = 0; i < count; ++i, t += static_cast<size_t>(stride)) {
+      for (int r = 0; r < lanes; ++r) sums[r] += Value(r, t);
+    }
+  }
 };
 
 // A block's leaves as QuickScorer left them: the lowest leaf of each tree's set.
@@ -65,6 +71,9 @@ struct QuickLeaves {
   }
   double Value(int r, size_t t) const {
     return quick->ValueAt(first_tree + t, quick->ExitPosition(sets, first_tree + t, r));
+  }
+  void AddValues(int lanes, size_t t, int count, int stride, double* sums) const {
+    quick->AddExitValues(sets, first_tree + t, count, stride, lanes, sums);
   }
 };
 
@@ -162,24 +171,18 @@ void ExactScorer::SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_
   const int classes = forest_->num_classes;
   const double base_score = forest_->base_score;
   ForEachBlock(rows, picked, num_rows, iterations, [&](int64_t r0, int n, int count, const auto& leaves) {
-    // Per class, a left fold in iteration order from the base score. Eight rows' sums at a time
-    // are independent and stay in registers, interleaved so that one row's additions do not
-    // wait on each other; the lanes past the block's rows are summed too, and dropped.
-    constexpr int kGroup = 8;
+    // Per class, a left fold in iteration order from the base score. The block's rows' sums are
+    // independent, and interleaved so that one row's additions do not wait on each other; the
+    // lanes past the block's rows are summed too, and dropped.
+    const int lanes = LanesEvaluated(n);
     for (int k = 0; k < per_iteration; ++k) {
-      for (int first = 0; first < LanesEvaluated(n); first += kGroup) {
-        const int rows_here = std::min(kGroup, n - first);
-        double sums[kGroup];
-        for (int r = 0; r < kGroup; ++r) sums[r] = base_score;
-        if (from_out) {
-          for (int r = 0; r < rows_here; ++r) sums[r] = out[(r0 + first + r) * classes + k];
-        }
-        for (int i = 0; i < count; ++i) {
-          const size_t t = static_cast<size_t>(i) * per_iteration + k;
-          for (int r = 0; r < kGroup; ++r) sums[r] += leaves.Value(first + r, t);
-        }
-        for (int r = 0; r < rows_here; ++r) out[(r0 + first + r) * classes + k] = sums[r];
+      double sums[kBlockRows];
+      for (int r = 0; r < lanes; ++r) sums[r] = base_score;
+      if (from_out) {
+        for (int r = 0; r < n; ++r) sums[r] = out[(r0 + r) * classes + k];
       }
+      leaves.AddValues(lanes, static_cast<size_t>(k), count, per_iteration, sums);
+      for (int r = 0; r < n; ++r) out[(r0 + r) * classes + k] = sums[r];
     }
   });
 }

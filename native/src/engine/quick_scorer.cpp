@@ -9,6 +9,10 @@
 #include "model/decision.h"
 #include "wire_limits.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace treescore {
 namespace engine {
 namespace {
@@ -320,6 +324,84 @@ void QuickScorer::ApplyFeatures(const double* block, int rows, const int* featur
   if (simd_ == Simd::kAvx2) return Kernels::Avx2(*this, block, rows, features, num_features, scratch);
 #endif
   Kernels::Baseline(*this, block, rows, features, num_features, scratch);
+}
+
+// AddExitValues for each SIMD level. With 32-bit sets a vector of eight rows' words finds their
+// exit positions at once: a word's lowest set bit, converted to a float, is exactly 2^position,
+// so the position is the float's exponent field less 127 (the sign bit, set for bit 31 by the
+// signed conversion, is masked off). The values are then gathered and added lane by lane, each
+// lane one row's sum, so every addition is the scalar one. A block's two halves are summed
+// together, so that their chains of additions overlap.
+struct QuickScorer::ExitKernels {
+  static void Scalar(const QuickScorer& scorer, const uint64_t* sets, size_t first_tree, int count, int stride,
+                     int lanes, double* sums) {
+    for (int i = 0; i < count; ++i) {
+      const size_t t = first_tree + static_cast<size_t>(i) * static_cast<size_t>(stride);
+      for (int r = 0; r < lanes; ++r) sums[r] += scorer.ValueAt(t, scorer.ExitPosition(sets, t, r));
+    }
+  }
+#if defined(__x86_64__)
+  __attribute__((target("avx2"))) static inline __m256i Positions(const uint32_t* words) {
+    const __m256i word = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words));
+    const __m256i lowest = _mm256_and_si256(word, _mm256_sub_epi32(_mm256_setzero_si256(), word));
+    const __m256i exponent = _mm256_srli_epi32(_mm256_castps_si256(_mm256_cvtepi32_ps(lowest)), 23);
+    return _mm256_sub_epi32(_mm256_and_si256(exponent, _mm256_set1_epi32(0xff)), _mm256_set1_epi32(127));
+  }
+  template <int kHalves>
+  __attribute__((target("avx2"))) static inline void Avx2Halves(const QuickScorer& scorer, const uint64_t* sets,
+                                                                size_t first_tree, int count, int stride, double* sums) {
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(sets);
+    __m256d sum[2 * kHalves];
+    for (int q = 0; q < 2 * kHalves; ++q) sum[q] = _mm256_loadu_pd(sums + 4 * q);
+    for (int i = 0; i < count; ++i) {
+      const size_t t = first_tree + static_cast<size_t>(i) * static_cast<size_t>(stride);
+      const double* values = scorer.value_by_position_.data() + scorer.first_position_[t];
+      for (int h = 0; h < kHalves; ++h) {
+        const __m256i position = Positions(words + t * kBlock + static_cast<size_t>(h * kHalf));
+        sum[2 * h] = _mm256_add_pd(sum[2 * h], _mm256_i32gather_pd(values, _mm256_castsi256_si128(position), 8));
+        sum[2 * h + 1] = _mm256_add_pd(sum[2 * h + 1], _mm256_i32gather_pd(values, _mm256_extracti128_si256(position, 1), 8));
+      }
+    }
+    for (int q = 0; q < 2 * kHalves; ++q) _mm256_storeu_pd(sums + 4 * q, sum[q]);
+  }
+  template <int kHalves>
+  __attribute__((target("avx512f"))) static inline void Avx512Halves(const QuickScorer& scorer, const uint64_t* sets,
+                                                                     size_t first_tree, int count, int stride,
+                                                                     double* sums) {
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(sets);
+    __m512d sum[kHalves];
+    for (int h = 0; h < kHalves; ++h) sum[h] = _mm512_loadu_pd(sums + h * kHalf);
+    for (int i = 0; i < count; ++i) {
+      const size_t t = first_tree + static_cast<size_t>(i) * static_cast<size_t>(stride);
+      const double* values = scorer.value_by_position_.data() + scorer.first_position_[t];
+      for (int h = 0; h < kHalves; ++h) {
+        const __m256i position = Positions(words + t * kBlock + static_cast<size_t>(h * kHalf));
+        sum[h] = _mm512_add_pd(sum[h], _mm512_i32gather_pd(position, values, 8));
+      }
+    }
+    for (int h = 0; h < kHalves; ++h) _mm512_storeu_pd(sums + h * kHalf, sum[h]);
+  }
+  __attribute__((target("avx2"))) static void Avx2(const QuickScorer& scorer, const uint64_t* sets, size_t first_tree,
+                                                   int count, int stride, int lanes, double* sums) {
+    lanes == kHalf ? Avx2Halves<1>(scorer, sets, first_tree, count, stride, sums)
+                   : Avx2Halves<2>(scorer, sets, first_tree, count, stride, sums);
+  }
+  __attribute__((target("avx512f"))) static void Avx512(const QuickScorer& scorer, const uint64_t* sets,
+                                                        size_t first_tree, int count, int stride, int lanes,
+                                                        double* sums) {
+    lanes == kHalf ? Avx512Halves<1>(scorer, sets, first_tree, count, stride, sums)
+                   : Avx512Halves<2>(scorer, sets, first_tree, count, stride, sums);
+  }
+#endif
+};
+
+void QuickScorer::AddExitValues(const uint64_t* sets, size_t first_tree, int count, int stride, int lanes,
+                                double* sums) const {
+#if defined(__x86_64__)
+  if (narrow_ && simd_ == Simd::kAvx512) return ExitKernels::Avx512(*this, sets, first_tree, count, stride, lanes, sums);
+  if (narrow_ && simd_ == Simd::kAvx2) return ExitKernels::Avx2(*this, sets, first_tree, count, stride, lanes, sums);
+#endif
+  ExitKernels::Scalar(*this, sets, first_tree, count, stride, lanes, sums);
 }
 
 }  // namespace engine

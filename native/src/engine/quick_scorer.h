@@ -67,6 +67,10 @@ class QuickScorer {
     const size_t word = tree * kBlock + static_cast<size_t>(r);
     return narrow_ ? __builtin_ctz(reinterpret_cast<const uint32_t*>(sets)[word]) : __builtin_ctzll(sets[word]);
   }
+  // Adds to sums[0..lanes) the values of the leaves the evaluated block's first `lanes` rows (8
+  // or 16, LanesEvaluated) reach in `count` trees, first_tree, first_tree + stride, ..., one tree
+  // after another: each row's additions are the node walk's, in its order, so the sums have its bits.
+  void AddExitValues(const uint64_t* sets, size_t first_tree, int count, int stride, int lanes, double* sums) const;
   int LeafAt(size_t tree, int position) const { return leaf_by_position_[first_position_[tree] + static_cast<size_t>(position)]; }
   double ValueAt(size_t tree, int position) const {
     return value_by_position_[first_position_[tree] + static_cast<size_t>(position)];
@@ -99,7 +103,8 @@ class QuickScorer {
     std::vector<CategoricalNode> categorical;
   };
 
-  struct Kernels;  // ApplyFeatures compiled for each SIMD level (quick_scorer.cpp)
+  struct Kernels;      // ApplyFeatures compiled for each SIMD level (quick_scorer.cpp)
+  struct ExitKernels;  // AddExitValues likewise
   template <typename Word, int kHalves>
   void ApplyHalves(const double* block, const int* features, size_t num_features, uint64_t* sets) const;
 
