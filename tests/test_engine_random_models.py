@@ -1,9 +1,9 @@
 """Differential fuzzing of treescore's engine on random model texts, which training never makes:
 thresholds at +-0, +-inf, LightGBM's zero threshold and its neighbours, every missing type with
 either default direction, categorical splits with random bitsets (negative, fractional, huge and
-NaN codes in the rows), lopsided trees up to 100 leaves (both layouts) and chains up to 99 deep,
-one-leaf trees, multiclass and every objective's transform, features repeated along paths (at most
-8 features),
+NaN codes in the rows), lopsided trees up to 8, 16, 32, 64 and 100 leaves (both layouts, and
+QuickScorer with every width of leaf set and value read) and chains up to 99 deep, one-leaf trees,
+multiclass and every objective's transform, features repeated along paths (at most 8 features),
 and training counts at random, zeros included, which TreeSHAP divides by. LightGBM loads each
 text itself; the engine must give its bits for every output kind, contributions too."""
 import os
@@ -75,7 +75,7 @@ def random_model(seed: int) -> str:
     classes = 3 if objective.startswith("multiclass") else 1
     num_features = int(rng.integers(1, 9))
     iterations = int(rng.integers(1, 12))
-    max_leaves = int(rng.choice([8, 64, 100]))
+    max_leaves = int(rng.choice([8, 16, 32, 64, 100]))  # QuickScorer: 16 or 32 values read whole, 64-bit sets
     trees = []
     for t in range(iterations * classes):
         n = 1 if rng.random() < 0.05 else int(rng.integers(2, max_leaves + 1))

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 #include "model/decision.h"
 #include "wire_limits.h"
@@ -42,8 +43,9 @@ bool QuickScorer::Fits(const model::Forest& forest) {
 QuickScorer::QuickScorer(std::shared_ptr<const model::Forest> shared, Simd simd)
     : forest_(std::move(shared)),
       simd_(simd),
-      narrow_(std::all_of(forest_->trees.begin(), forest_->trees.end(),
-                          [](const model::Tree& tree) { return tree.num_leaves() <= wire::kQuickScorerNarrowLeaves; })) {
+      most_leaves_(std::accumulate(forest_->trees.begin(), forest_->trees.end(), 1,
+                                   [](int most, const model::Tree& tree) { return std::max(most, tree.num_leaves()); })),
+      narrow_(most_leaves_ <= wire::kQuickScorerNarrowLeaves) {
   const model::Forest& forest = *forest_;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   features_.resize(static_cast<size_t>(forest.num_features));
@@ -85,6 +87,8 @@ QuickScorer::QuickScorer(std::shared_ptr<const model::Forest> shared, Simd simd)
     visit(0);
   }
   cat_words_.push_back(0);  // the pad a node with an empty set may read
+  // The pad AddExitValues reads past the last tree's values: it reads a tree's 32 at once.
+  value_by_position_.resize(value_by_position_.size() + wire::kQuickScorerNarrowLeaves, 0.0);
   for (size_t f = 0; f < features_.size(); ++f) {
     FeatureNodes& nodes = features_[f];
     for (auto* list : {&nodes.by_threshold, &nodes.by_threshold_zero_missing}) {
@@ -329,9 +333,9 @@ void QuickScorer::ApplyFeatures(const double* block, int rows, const int* featur
 // AddExitValues for each SIMD level. With 32-bit sets a vector of eight rows' words finds their
 // exit positions at once: a word's lowest set bit, converted to a float, is exactly 2^position,
 // so the position is the float's exponent field less 127 (the sign bit, set for bit 31 by the
-// signed conversion, is masked off). The values are then gathered and added lane by lane, each
-// lane one row's sum, so every addition is the scalar one. A block's two halves are summed
-// together, so that their chains of additions overlap.
+// signed conversion, is masked off). The values are then picked (gathered on AVX2) and added
+// lane by lane, each lane one row's sum, so every addition is the scalar one. A block's two
+// halves are summed together, so that their chains of additions overlap.
 struct QuickScorer::ExitKernels {
   static void Scalar(const QuickScorer& scorer, const uint64_t* sets, size_t first_tree, int count, int stride,
                      int lanes, double* sums) {
@@ -364,7 +368,10 @@ struct QuickScorer::ExitKernels {
     }
     for (int q = 0; q < 2 * kHalves; ++q) _mm256_storeu_pd(sums + 4 * q, sum[q]);
   }
-  template <int kHalves>
+  // On AVX-512 a tree's values are read whole rather than gathered, two registers' worth (16
+  // values) or four (32): a two-register permute picks each lane's value by its position's low
+  // four bits, and with 32 values the position's bit 4 chooses between two such picks.
+  template <int kHalves, int kValues>
   __attribute__((target("avx512f"))) static inline void Avx512Halves(const QuickScorer& scorer, const uint64_t* sets,
                                                                      size_t first_tree, int count, int stride,
                                                                      double* sums) {
@@ -374,9 +381,15 @@ struct QuickScorer::ExitKernels {
     for (int i = 0; i < count; ++i) {
       const size_t t = first_tree + static_cast<size_t>(i) * static_cast<size_t>(stride);
       const double* values = scorer.value_by_position_.data() + scorer.first_position_[t];
+      const __m512d first = _mm512_loadu_pd(values), second = _mm512_loadu_pd(values + 8);
       for (int h = 0; h < kHalves; ++h) {
-        const __m256i position = Positions(words + t * kBlock + static_cast<size_t>(h * kHalf));
-        sum[h] = _mm512_add_pd(sum[h], _mm512_i32gather_pd(position, values, 8));
+        const __m512i position = _mm512_cvtepi32_epi64(Positions(words + t * kBlock + static_cast<size_t>(h * kHalf)));
+        __m512d value = _mm512_permutex2var_pd(first, position, second);
+        if constexpr (kValues == 32) {
+          const __m512d upper = _mm512_permutex2var_pd(_mm512_loadu_pd(values + 16), position, _mm512_loadu_pd(values + 24));
+          value = _mm512_mask_blend_pd(_mm512_test_epi64_mask(position, _mm512_set1_epi64(16)), value, upper);
+        }
+        sum[h] = _mm512_add_pd(sum[h], value);
       }
     }
     for (int h = 0; h < kHalves; ++h) _mm512_storeu_pd(sums + h * kHalf, sum[h]);
@@ -389,8 +402,13 @@ struct QuickScorer::ExitKernels {
   __attribute__((target("avx512f"))) static void Avx512(const QuickScorer& scorer, const uint64_t* sets,
                                                         size_t first_tree, int count, int stride, int lanes,
                                                         double* sums) {
-    lanes == kHalf ? Avx512Halves<1>(scorer, sets, first_tree, count, stride, sums)
-                   : Avx512Halves<2>(scorer, sets, first_tree, count, stride, sums);
+    if (scorer.most_leaves_ <= 16) {
+      lanes == kHalf ? Avx512Halves<1, 16>(scorer, sets, first_tree, count, stride, sums)
+                     : Avx512Halves<2, 16>(scorer, sets, first_tree, count, stride, sums);
+    } else {
+      lanes == kHalf ? Avx512Halves<1, 32>(scorer, sets, first_tree, count, stride, sums)
+                     : Avx512Halves<2, 32>(scorer, sets, first_tree, count, stride, sums);
+    }
   }
 #endif
 };

@@ -110,7 +110,8 @@ class QuickScorer {
 
   std::shared_ptr<const model::Forest> forest_;
   Simd simd_;
-  bool narrow_;  // 32-bit leaf sets, else 64-bit
+  int most_leaves_;  // of any one tree
+  bool narrow_;      // 32-bit leaf sets, else 64-bit
   // A tree's kBlock sets, in 64-bit words of the scratch.
   size_t TreeWords() const { return narrow_ ? kBlock / 2 : kBlock; }
   std::vector<FeatureNodes> features_;
