@@ -337,11 +337,17 @@ void QuickScorer::ApplyFeatures(const double* block, int rows, const int* featur
 // lane by lane, each lane one row's sum, so every addition is the scalar one. A block's two
 // halves are summed together, so that their chains of additions overlap.
 struct QuickScorer::ExitKernels {
+  // Eight rows at a time, a bound the compiler sees, so that their sums stay in registers.
   static void Scalar(const QuickScorer& scorer, const uint64_t* sets, size_t first_tree, int count, int stride,
                      int lanes, double* sums) {
-    for (int i = 0; i < count; ++i) {
-      const size_t t = first_tree + static_cast<size_t>(i) * static_cast<size_t>(stride);
-      for (int r = 0; r < lanes; ++r) sums[r] += scorer.ValueAt(t, scorer.ExitPosition(sets, t, r));
+    for (int first = 0; first < lanes; first += kHalf) {
+      double group[kHalf];
+      std::copy_n(sums + first, kHalf, group);
+      for (int i = 0; i < count; ++i) {
+        const size_t t = first_tree + static_cast<size_t>(i) * static_cast<size_t>(stride);
+        for (int r = 0; r < kHalf; ++r) group[r] += scorer.ValueAt(t, scorer.ExitPosition(sets, t, first + r));
+      }
+      std::copy_n(group, kHalf, sums + first);
     }
   }
 #if defined(__x86_64__)
