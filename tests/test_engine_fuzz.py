@@ -2,7 +2,8 @@
 the pinned release: trained models of every shape the loader test uses, scored on random rows
 full of what breaks evaluators (NaN, +-0, +-inf, subnormals, the neighbours of LightGBM's zero
 threshold, every split threshold and its neighbours one ulp away, odd categorical codes), every
-output kind (TreeSHAP contributions too) and iteration ranges, compared bit for bit."""
+output kind (TreeSHAP contributions too) and iteration ranges, compared bit for bit; and
+models with linear trees, in every layout and SIMD level."""
 import platform
 import zlib
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import assert_same_bits, plan_of
-from test_model_shapes import NUMERIC, SHAPES, scoring_rows, train
+from test_model_shapes import LINEAR_SHAPES, NUMERIC, SHAPES, scoring_rows, train
 import treescore
 import treescore_native
 
@@ -127,14 +128,43 @@ def test_auto_picks_quickscorer_up_to_64_leaves_and_the_node_walk_beyond():
         treescore_native.ExactScorer(wide, "quickscorer")
 
 
-def test_the_engine_refuses_linear_trees_and_contributions_without_counts():
+@pytest.mark.parametrize("name", LINEAR_SHAPES)
+def test_linear_trees_give_lightgbm_bits_in_every_layout_and_simd_level(name):
+    """A linear leaf's value, constant plus each coefficient times its feature's value as LightGBM
+    reads it (tiny values as +0.0), or the plain leaf value where one of those features is NaN:
+    every layout on every SIMD level, iteration ranges, what-if grids over a feature only linear
+    leaves may read, and two threads give LightGBM's bits on the fuzz rows."""
+    booster = train(name)
+    text = booster.model_to_string()
+    assert "is_linear=1" in text
+    assert any(line.startswith("leaf_coeff=") and line[len("leaf_coeff="):].strip() for line in text.splitlines())
+    x = fuzz_rows(booster, LINEAR_SHAPES[name][1], seed=zlib.crc32(name.encode()))
+    total = booster.num_trees() // booster.num_model_per_iteration()
+    most_leaves = max(tree["num_leaves"] for tree in booster.dump_model()["tree_info"])
+    grid_rows, points = x[:300], np.tile(np.concatenate([SPECIAL, [-2.0, 0.7, 3.0]]), (300, 1))[:, :, None]
+    for layout in ["node walk"] + (["quickscorer"] if most_leaves <= 64 else []):
+        for simd in treescore_native.simd_levels():
+            engine = treescore_native.ExactScorer(text, layout, simd)
+            for kind, args in (("prediction", {}), ("raw", {"raw_score": True}), ("leaf", {"pred_leaf": True})):
+                for start, count in ((0, -1), (1, 2), (total + 5, 2)):
+                    expected = booster.predict(x, start_iteration=start, num_iteration=count, **args)
+                    got = engine.predict(x, kind, start_iteration=start, num_iterations=count, num_threads=1 + start % 2)
+                    assert_same_bits(got.reshape(expected.shape), expected, f"{name} {kind} {layout} on {simd} {start}+{count}")
+            for varying in (0, 5):
+                point_rows = np.repeat(grid_rows, points.shape[1], axis=0)
+                point_rows[:, varying] = points.reshape(-1)
+                expected = booster.predict(point_rows)
+                got = engine.predict_grid(grid_rows, [varying], points)
+                assert_same_bits(got.reshape(expected.shape), expected, f"{name} grid over n{varying} {layout} on {simd}")
+            with pytest.raises(ValueError, match="linear trees has no contributions"):
+                engine.predict(x[:5], "contrib")
+
+
+def test_the_engine_refuses_contributions_without_counts():
     import lightgbm as lgb
 
     rng = np.random.default_rng(1)
     x = rng.normal(size=(2_000, 3))
-    linear = lgb.train({"objective": "regression", "linear_tree": True, "verbose": -1}, lgb.Dataset(x, x[:, 0]), 3)
-    with pytest.raises(ValueError, match="linear tree"):
-        treescore_native.ExactScorer(linear.model_to_string())
     plain = lgb.train({"objective": "regression", "verbose": -1}, lgb.Dataset(x, x[:, 0]), 3).model_to_string()
     uncounted = "\n".join(line for line in plain.splitlines() if not line.startswith(("leaf_count=", "internal_count=")))
     engine = treescore_native.ExactScorer(uncounted)

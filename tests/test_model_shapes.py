@@ -1,7 +1,7 @@
 """Every shape of model LightGBM trains loads in treescore and scores bit for bit like
 Booster.predict: every objective, rf/dart/goss, monotone constraints, 2 to 255 leaves,
 categorical features with up to 1,000 categories, zero_as_missing and use_missing=false.
-Linear trees score on LightGBM's engine, which alone evaluates them.
+Linear trees too (LINEAR_SHAPES, fuzzed in test_engine_fuzz.py).
 
 The rows scored are not just training-like: they hold NaN, nulls, +-0, +-inf, values either
 side of LightGBM's zero threshold, every split threshold and its neighbours one ulp away, and
@@ -82,13 +82,29 @@ SHAPES = {
 }
 
 
+# Models with linear trees (linear_tree=true), which have no contributions: leaves reading up to
+# every numerical feature, categorical splits beside them, use_missing=false (LightGBM refuses
+# zero_as_missing with them), several classes, and
+# trees wide enough for each layout (QuickScorer's 32- and 64-bit leaf sets, the node walk).
+LINEAR_SHAPES = {
+    "linear_regression": ({"objective": "regression", "linear_tree": True}, 0, 10),
+    "linear_binary_categorical": ({"objective": "binary", "linear_tree": True, "linear_lambda": 0.1}, 40, 10),
+    "linear_multiclass_use_missing_false": ({"objective": "multiclass", "num_class": 4, "linear_tree": True,
+                                             "use_missing": False}, 0, 6),
+    "linear_64_leaves": ({"objective": "regression", "linear_tree": True, "num_leaves": 64,
+                          "min_data_in_leaf": 20}, 0, 5),
+    "linear_100_leaves": ({"objective": "poisson", "linear_tree": True, "num_leaves": 100,
+                           "min_data_in_leaf": 20}, 0, 4),
+}
+
+
 # The shapes with one output per row: every objective but the multiclass ones, and rf, dart, goss,
 # deep trees and categoricals.
 SINGLE_OUTPUT_SHAPES = [name for name, (params, _, _) in SHAPES.items() if "num_class" not in params]
 
 
 def train(name: str):
-    params, categories, rounds = SHAPES[name]
+    params, categories, rounds = {**SHAPES, **LINEAR_SHAPES}[name]
     x = make_rows(20_000 if categories >= 1000 else 8_000, categories, seed=1)
     rng = np.random.default_rng(2)
     y = label(x, params["objective"], categories, rng)
@@ -170,25 +186,31 @@ def linear_booster():
                      lgb.Dataset(x, y, feature_name=NUMERIC), 5)
 
 
-def test_linear_trees_score_on_lightgbms_engine_bit_for_bit(spark, tmp_path):
+def test_linear_trees_score_on_treescores_engine_bit_for_bit(spark, tmp_path):
+    """A linear model's predictions and raw scores on treescore's engine, in Spark, against
+    Booster.predict; LightGBM's engine gives the same bits; contributions, which LightGBM does
+    not define for linear trees, are refused on the driver."""
     booster = linear_booster()
     text = booster.model_to_string()
     assert "is_linear=1" in text
     assert any(line.startswith("leaf_coeff=") and line[len("leaf_coeff="):].strip() for line in text.splitlines())
     x = scoring_rows(booster, 0)
     nulls = np.random.default_rng(5).random(x.shape) < 0.01
+    expected_input = np.where(nulls, np.nan, x)
     model = treescore.Model.from_booster(booster)
-    assert model.engine() == "lightgbm"  # auto: treescore's engine has no linear leaves
-    scored = spark.read.parquet(write_rows(tmp_path, "linear", x, nulls)).select(
-        "id", treescore.score(model).alias("p"))
-    assert "on the lightgbm engine" in plan_of(scored)
-    assert_same_bits(collect(scored, "p"), booster.predict(np.where(nulls, np.nan, x)))
-    spark.conf.set("spark.treescore.engine", "treescore")
-    try:
-        with pytest.raises(Exception, match="treescore's engine does not evaluate linear trees"):
-            spark.range(1).select(treescore.score(model, *[pyspark_lit(0.5)] * len(NUMERIC)))
-    finally:
-        spark.conf.unset("spark.treescore.engine")
+    assert model.engine() == "treescore"
+    rows = spark.read.parquet(write_rows(tmp_path, "linear", x, nulls))
+    for engine in ("treescore", "lightgbm"):
+        spark.conf.set("spark.treescore.engine", engine)
+        try:
+            scored = rows.select("id", treescore.score(model).alias("p"), treescore.score(model, kind="raw").alias("r"))
+            assert f"on the {engine} engine" in plan_of(scored)
+            assert_same_bits(collect(scored, "p"), booster.predict(expected_input))
+            assert_same_bits(collect(scored, "r"), booster.predict(expected_input, raw_score=True))
+            with pytest.raises(Exception, match="has linear trees, for which LightGBM defines no contributions"):
+                rows.select(treescore.score(model, kind="contrib"))
+        finally:
+            spark.conf.unset("spark.treescore.engine")
 
 
 @pytest.mark.parametrize("field, damage, problem", [
@@ -206,12 +228,6 @@ def test_damaged_linear_leaves_are_refused_before_lightgbm_reads_them(field, dam
     lines[at] = f"{key}={' '.join(damage(value.split()))}"
     with pytest.raises(treescore.InvalidModelError, match=problem):
         treescore.Model.from_string("\n".join(lines) + "\n")
-
-
-def pyspark_lit(value):
-    from pyspark.sql import functions as F
-
-    return F.lit(value)
 
 
 def test_the_fixture_collect_helper_orders_and_stacks(spark):

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 import treescore
 from conftest import FEATURE_NAMES, assert_same_bits, batch_score_nodes, feature_frame, features, few_on_older_lines, market_frame, plan_of
 from test_model_shapes import NUMERIC, SHAPES, SINGLE_OUTPUT_SHAPES, scoring_rows
-from test_model_shapes import train as shape_booster
+from test_model_shapes import linear_booster, make_rows, train as shape_booster
 from test_ensembles import transformed, weighted
 
 
@@ -472,3 +472,17 @@ def test_approximate_top_k_ranks_the_cheap_models_candidates_and_reports_what_it
     assert per_market.candidates() == total and per_market.rows_filtered() == 9_000 - total
     with pytest.raises(ValueError, match="oversample must be a finite number of 1 or more"):
         treescore.top_k(df, cheap, 5, cheap=cheap, oversample=0.5)
+
+
+def test_a_model_with_linear_trees_is_scored_in_full(spark):
+    """Leaf values bound no linear tree (its leaf's value grows with the row's values), so a top-K
+    query over a linear model scores every row, with the same rows and bits as Spark's own sort."""
+    booster = linear_booster()
+    x = make_rows(2_000, 0, seed=8)
+    df = spark.createDataFrame(pd.DataFrame(x, columns=NUMERIC).assign(id=range(len(x))))
+    top = df.select("id", treescore.score(treescore.Model.from_booster(booster)).alias("p")).orderBy(F.desc("p")).limit(7)
+    assert not selects(top, 7)
+    plain = treescore.Model.from_booster(shape_booster("regression"))  # the control: the same query selects
+    assert selects(df.select("id", treescore.score(plain).alias("p")).orderBy(F.desc("p")).limit(7), 7)
+    expected = np.sort(booster.predict(x))[::-1][:7]
+    assert_same_bits(np.array([r["p"] for r in top.collect()]), expected)

@@ -125,7 +125,8 @@ TEST(SimdTest, EveryLevelIsReadBackFromItsName) {
 }
 
 INSTANTIATE_TEST_SUITE_P(MissingValueSettings, EngineTest,
-                         ::testing::Values("", "zero_as_missing=true", "use_missing=false"));
+                         ::testing::Values("", "zero_as_missing=true", "use_missing=false", "linear_tree=true",
+                                           "linear_tree=true use_missing=false"));
 
 // The Predictor both engines offer the JNI layer: every kind it serves, every thread count and
 // an iteration range give LightGBM's bits, including row counts that leave a part's last block short.
@@ -215,9 +216,10 @@ std::vector<double> PointRows(const std::vector<double>& base, const GridPoints&
 
 // A grid shares the work on the features that do not vary; every point still has LightGBM's bits
 // for that point's row: both layouts, both kinds that share, ranges, threads, special values in
-// the points, and grids whose varying features no tree reads.
+// the points, grids whose varying features no tree reads, and linear trees, whose leaves read
+// features their nodes may not.
 TEST(EnginePredictorTest, GridPointsEqualLightGbmOnEachPointsRow) {
-  for (const char* params : {"", "zero_as_missing=true"}) {
+  for (const char* params : {"", "zero_as_missing=true", "linear_tree=true"}) {
     const std::string text = Train(params);
     const Booster lightgbm = Booster::FromModelText(text);
     for (Layout layout : {Layout::kNodeWalk, Layout::kQuickScorer}) {

@@ -154,6 +154,54 @@ TEST(LightGbmText, RefusesAMissingTypeLightGbmDoesNotDefine) {
   EXPECT_THROW(ReadLightGbmText(text), std::invalid_argument);
 }
 
+TEST(LightGbmText, ReadsLinearLeavesTermByTermAndRefusesBadOnes) {
+  const std::string text = TrainModel("linear_tree=true", 1000);
+  const Forest forest = ReadLightGbmText(text);
+  ASSERT_TRUE(forest.has_linear_trees());
+  std::set<int> read;
+  size_t terms = 0;
+  for (const Tree& tree : forest.trees) {
+    ASSERT_TRUE(tree.is_linear());
+    ASSERT_EQ(tree.linear.constant.size(), tree.leaf_value.size());
+    ASSERT_EQ(tree.linear.first_term.size(), tree.leaf_value.size() + 1);
+    ASSERT_EQ(tree.linear.feature.size(), tree.linear.first_term.back());
+    ASSERT_EQ(tree.linear.coefficient.size(), tree.linear.feature.size());
+    terms += tree.linear.feature.size();
+    tree.ForEachFeatureRead([&](int f) { read.insert(f); });
+  }
+  EXPECT_GT(terms, 0u);
+  EXPECT_EQ(std::vector<int>(read.begin(), read.end()), forest.features_read);
+
+  // The text with the first line of the first tree whose leaves read features that starts with
+  // `key=` made `key=value`.
+  size_t reading = text.find("leaf_features=");
+  while (reading != std::string::npos && text.find_first_not_of(' ', reading + 14) == text.find('\n', reading)) {
+    reading = text.find("leaf_features=", reading + 14);
+  }
+  ASSERT_NE(reading, std::string::npos) << "no tree's leaves read a feature";
+  const size_t tree = text.rfind("Tree=", reading);
+  const auto with = [&](const std::string& key, const std::string& value) {
+    std::string changed = text;
+    const auto at = changed.find("\n" + key + "=", tree) + 1;
+    return changed.replace(at, changed.find('\n', at) - at, key + "=" + value);
+  };
+  const auto refusal = [](const std::string& model) {
+    try {
+      ReadLightGbmText(model);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no refusal");
+  };
+  const std::string features = text.substr(reading + 14, text.find('\n', reading) - reading - 14);
+  std::string outside = features;
+  const size_t first = features.find_first_not_of(' ');
+  outside.replace(first, features.find(' ', first) - first, "3");
+  EXPECT_NE(refusal(with("leaf_features", outside)).find("reading feature 3, outside the model"), std::string::npos);
+  EXPECT_NE(refusal(with("leaf_features", "7")).find("values in leaf_features"), std::string::npos);
+  EXPECT_NE(refusal(with("leaf_const", "1")).find("values in leaf_const"), std::string::npos);
+}
+
 // A forest of one tree on feature 0 with a strict test and a base score: what another format's
 // loader gives. Every layout must send each value where the decision says, and start at the base.
 TEST(EngineOnAnyForest, StrictComparisonsAndBaseScoreInEveryLayout) {

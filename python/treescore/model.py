@@ -121,15 +121,16 @@ class Model:
         session: "treescore" (treescore's own exact engine) or "lightgbm" (LightGBM's predictor).
 
         It follows spark.treescore.engine as set now: "auto" (the default) gives treescore's
-        engine to every model without linear trees, except the contributions of a model that has
-        no training counts; "treescore" raises, naming the reason, where the engine cannot serve;
-        "lightgbm" always gives LightGBM. Both engines give the same bits.
+        engine to every call except the contributions of a model that has no training counts;
+        "treescore" raises, naming the reason, where the engine cannot serve; "lightgbm" always
+        gives LightGBM. Both engines give the same bits. Contributions of a model with linear
+        trees raise under every setting: LightGBM defines none.
 
         >>> model.engine()            # 'treescore'
         >>> model.engine("contrib")   # 'treescore', or 'lightgbm' for a model without training counts
         """
-        # The JVM chooses, as it does for a query: by the setting, the kind and the model (linear
-        # trees only on LightGBM's engine; contributions only from models with training counts).
+        # The JVM chooses, as it does for a query: by the setting, the kind and the model
+        # (contributions only from models with training counts).
         java_model = self._jvm_model("engine")
         jvm = active_jvm()
         choice = active_session().conf.get("spark.treescore.engine", "auto")

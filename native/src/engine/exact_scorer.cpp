@@ -5,9 +5,11 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "model/decision.h"
+#include "model/linear_leaf.h"
 #include "wire_limits.h"
 
 namespace treescore {
@@ -19,7 +21,9 @@ double Sigmoid(double sigmoid, double x) { return 1.0 / (1.0 + std::exp(-sigmoid
 }  // namespace
 
 ExactScorer::ExactScorer(model::Forest forest, Layout layout, Simd simd)
-    : forest_(std::make_shared<const model::Forest>(std::move(forest))), simd_(simd) {
+    : forest_(std::make_shared<const model::Forest>(std::move(forest))),
+      simd_(simd),
+      has_linear_trees_(forest_->has_linear_trees()) {
   RequireSimd(simd, BestSimd());
   const bool fits = QuickScorer::Fits(*forest_);
   if (layout == Layout::kQuickScorer && !fits) {
@@ -85,6 +89,34 @@ struct QuickLeaves {
   }
 };
 
+// The value linear `tree` gives the block's (block.h) row r at `leaf`.
+double LinearValue(const model::Tree& tree, int leaf, const double* block, int r) {
+  return model::LinearLeafValue(tree, leaf, [&](int32_t f) { return block[static_cast<size_t>(f) * kBlockRows + r]; });
+}
+
+// A block's leaves (WalkedLeaves or QuickLeaves) with each linear tree's value computed from the
+// block's rows, as LightGBM computes it (model/linear_leaf.h).
+template <typename Leaves>
+struct WithLinearLeaves {
+  Leaves leaves;
+  const model::Forest* forest;
+  size_t first_tree;
+  const double* block;  // block.h
+
+  int Leaf(int r, size_t t) const { return leaves.Leaf(r, t); }
+  double Value(int r, size_t t) const {
+    const model::Tree& tree = forest->trees[first_tree + t];
+    if (!tree.is_linear()) return leaves.Value(r, t);
+    return LinearValue(tree, Leaf(r, t), block, r);
+  }
+  void AddValues(int lanes, size_t t, int count, int stride, double* sums) const {
+    for (int i = 0; i < count; ++i) {
+      const size_t tree = t + static_cast<size_t>(i) * static_cast<size_t>(stride);
+      for (int r = 0; r < lanes; ++r) sums[r] += Value(r, tree);
+    }
+  }
+};
+
 }  // namespace
 
 void ExactScorer::ReadBlock(model::InputReading reading, const FeatureBatch& rows, const int32_t* picked, int64_t r0, int n,
@@ -125,12 +157,20 @@ void ExactScorer::ForEachBlock(const FeatureBatch& rows, const int32_t* picked, 
   for (int64_t r0 = 0; r0 < num_rows; r0 += kBlockRows) {
     const int n = static_cast<int>(std::min<int64_t>(kBlockRows, num_rows - r0));
     ReadBlock(forest_->input_reading, rows, picked, r0, n, forest_->features_read, block.data());
+    const auto deliver = [&](const auto& found) {
+      using Found = std::decay_t<decltype(found)>;
+      if (has_linear_trees_) {
+        visit(r0, n, count, WithLinearLeaves<Found>{found, forest_.get(), first_tree, block.data()});
+      } else {
+        visit(r0, n, count, found);
+      }
+    };
     if (quick_) {
       quick_->EvaluateBlock(block.data(), n, &scratch);
-      visit(r0, n, count, QuickLeaves{quick_.get(), scratch.data(), first_tree});
+      deliver(QuickLeaves{quick_.get(), scratch.data(), first_tree});
     } else {
       walker_->LeavesOf(block.data(), n, first_tree, num_trees, leaves.data());
-      visit(r0, n, count, WalkedLeaves{leaves.data(), num_trees, first_tree, leaf_values_.data(), first_leaf_.data()});
+      deliver(WalkedLeaves{leaves.data(), num_trees, first_tree, leaf_values_.data(), first_leaf_.data()});
     }
   }
 }
@@ -259,6 +299,9 @@ void ExactScorer::PredictLeaf(const FeatureBatch& rows, IterationRange iteration
 }
 
 void ExactScorer::PredictContrib(const FeatureBatch& rows, IterationRange iterations, double* out) const {
+  if (has_linear_trees_) {
+    throw std::invalid_argument("a model with linear trees has no contributions: LightGBM defines no SHAP values for them");
+  }
   int first = 0, count = 0;
   Range(iterations, &first, &count);
   const auto per_iteration = static_cast<size_t>(forest_->trees_per_iteration);
@@ -300,7 +343,7 @@ void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& gri
   std::vector<size_t> fixed_trees, varying_trees;
   for (size_t t = first_tree; t < first_tree + num_trees; ++t) {
     bool reads = false;
-    for (const model::Node& node : forest_->trees[t].nodes) reads = reads || varies[static_cast<size_t>(node.feature)];
+    forest_->trees[t].ForEachFeatureRead([&](int f) { reads = reads || varies[static_cast<size_t>(f)]; });
     (reads ? varying_trees : fixed_trees).push_back(t);
   }
   std::vector<int> fixed_features, varying_features;
@@ -313,22 +356,29 @@ void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& gri
   std::vector<uint64_t> base_sets = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
   std::vector<uint64_t> point_sets = quick_ ? quick_->NewScratch() : std::vector<uint64_t>();
   std::vector<int> leaves(quick_ ? 0 : std::max(fixed_trees.size(), varying_trees.size()) * kBlock);
-  // Each listed tree's leaf value for the block's n rows, from QuickScorer's sets or a walk.
+  // Each listed tree's leaf value for the block's n rows, from QuickScorer's sets or a walk; a
+  // linear tree's from the block's values too.
   const auto take_values = [&](const std::vector<size_t>& trees, const uint64_t* sets, int n) {
     double* target = values.data();
     if (quick_) {
       for (size_t t : trees) {
+        const bool linear = forest_->trees[t].is_linear();
         for (int r = 0; r < n; ++r) {
-          target[(t - first_tree) * kBlock + static_cast<size_t>(r)] = quick_->ValueAt(t, quick_->ExitPosition(sets, t, r));
+          const int position = quick_->ExitPosition(sets, t, r);
+          target[(t - first_tree) * kBlock + static_cast<size_t>(r)] =
+              linear ? LinearValue(forest_->trees[t], quick_->LeafAt(t, position), block.data(), r) : quick_->ValueAt(t, position);
         }
       }
       return;
     }
     walker_->LeavesOfTrees(block.data(), n, trees.data(), trees.size(), leaves.data());
     for (size_t i = 0; i < trees.size(); ++i) {
+      const bool linear = forest_->trees[trees[i]].is_linear();
       for (int r = 0; r < n; ++r) {
         const int leaf = leaves[static_cast<size_t>(r) * trees.size() + i];
-        target[(trees[i] - first_tree) * kBlock + static_cast<size_t>(r)] = leaf_values_[first_leaf_[trees[i]] + static_cast<size_t>(leaf)];
+        target[(trees[i] - first_tree) * kBlock + static_cast<size_t>(r)] =
+            linear ? LinearValue(forest_->trees[trees[i]], leaf, block.data(), r)
+                   : leaf_values_[first_leaf_[trees[i]] + static_cast<size_t>(leaf)];
       }
     }
   };

@@ -1,7 +1,7 @@
 // treescore's exact evaluator: scores a dense row-major batch the way LightGBM's predictor does,
 // bit for bit, without LightGBM. Each row's leaves come from one of two layouts (QuickScorer or
-// the node walk), its trees are summed per class as a left fold in iteration order, and the
-// output transform is applied last through the same libm.
+// the node walk), a linear leaf's value from the row's values, its trees are summed per class as
+// a left fold in iteration order, and the output transform is applied last through the same libm.
 #pragma once
 
 #include <cstdint>
@@ -109,6 +109,7 @@ class ExactScorer {
   std::shared_ptr<const model::Forest> forest_;
   Layout layout_;                        // the one in use: kQuickScorer or kNodeWalk
   Simd simd_;
+  bool has_linear_trees_;  // whether some leaf's value depends on the row (model/linear_leaf.h)
   std::unique_ptr<QuickScorer> quick_;   // one of the two layouts
   std::unique_ptr<NodeWalker> walker_;
   std::unique_ptr<TreeShap> shap_;

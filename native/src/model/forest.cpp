@@ -20,10 +20,17 @@ Forest Forest::Slice(size_t first_tree, size_t num_trees) const {
   return part;
 }
 
+bool Forest::has_linear_trees() const {
+  for (const Tree& tree : trees) {
+    if (tree.is_linear()) return true;
+  }
+  return false;
+}
+
 std::vector<int> FeaturesRead(const std::vector<Tree>& trees, int num_features) {
   std::vector<bool> read(static_cast<size_t>(num_features));
   for (const Tree& tree : trees) {
-    for (const Node& node : tree.nodes) read[static_cast<size_t>(node.feature)] = true;
+    tree.ForEachFeatureRead([&](int f) { read[static_cast<size_t>(f)] = true; });
   }
   std::vector<int> features;
   for (size_t f = 0; f < read.size(); ++f) {

@@ -60,13 +60,32 @@ struct Node {
   double cover = 0.0;           // training rows that reached the node (TreeSHAP weighs paths by it)
 };
 
+// A tree's linear leaves (LightGBM's linear_tree): leaf l's value for a row x is
+// constant[l] + coefficient[i] * x[feature[i]] added in order over its terms
+// i in [first_term[l], first_term[l + 1]), each product rounded before its addition; where any of
+// those features is NaN, it is the leaf's plain leaf_value instead (linear_leaf.h computes it).
+struct LinearLeaves {
+  std::vector<double> constant;       // per leaf
+  std::vector<uint32_t> first_term;   // per leaf, and one past the last term
+  std::vector<int32_t> feature;       // per term
+  std::vector<double> coefficient;    // per term
+};
+
 struct Tree {
   std::vector<Node> nodes;  // the root first; none for a tree that never split
   std::vector<double> leaf_value;
   std::vector<double> leaf_cover;  // training rows per leaf
   std::vector<uint32_t> category_words;
+  LinearLeaves linear;  // empty where the leaves are constants
 
   int num_leaves() const { return static_cast<int>(leaf_value.size()); }
+  bool is_linear() const { return !linear.constant.empty(); }
+  // Calls read(feature) for every feature a node tests or a linear leaf reads, possibly more than once.
+  template <typename Read>
+  void ForEachFeatureRead(Read read) const {
+    for (const Node& node : nodes) read(node.feature);
+    for (int32_t f : linear.feature) read(f);
+  }
 };
 
 // From a class's sum of leaf values to its prediction, in double through the process's libm.
@@ -89,17 +108,18 @@ struct Forest {
   OutputTransform transform = OutputTransform::kIdentity;
   double sigmoid = 1.0;  // kSigmoid's scale
   InputReading input_reading = InputReading::kLightGbmZeroing;
-  std::vector<int> features_read;  // ascending: every feature some node tests
+  std::vector<int> features_read;  // ascending: every feature some node tests or some linear leaf reads
   bool has_covers = false;         // whether nodes and leaves carry their training counts
   std::vector<Tree> trees;
 
   int num_iterations() const { return static_cast<int>(trees.size()) / trees_per_iteration; }
+  bool has_linear_trees() const;
   // The same forest over trees [first_tree, first_tree + num_trees) alone: every setting as it
   // is, and the features those trees read.
   Forest Slice(size_t first_tree, size_t num_trees) const;
 };
 
-// The features some node of `trees` tests, ascending.
+// The features some node of `trees` tests or some linear leaf reads, ascending.
 std::vector<int> FeaturesRead(const std::vector<Tree>& trees, int num_features);
 
 }  // namespace model

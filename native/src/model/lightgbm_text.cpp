@@ -42,6 +42,21 @@ long long ParseInteger(const std::string& text, const std::string& what) {
   return value;
 }
 
+// Each of `parts` read as a T, or a failure naming `what`.
+template <typename T>
+std::vector<T> Parse(const std::vector<std::string>& parts, const std::string& what) {
+  std::vector<T> values;
+  values.reserve(parts.size());
+  for (const auto& part : parts) {
+    if constexpr (std::is_floating_point<T>::value) {
+      values.push_back(ParseDouble(part, what));
+    } else {
+      values.push_back(static_cast<T>(ParseInteger(part, what)));
+    }
+  }
+  return values;
+}
+
 template <typename T>
 std::vector<T> Numbers(const std::unordered_map<std::string, std::string>& fields, const std::string& key,
                        size_t count, const std::string& where) {
@@ -49,16 +64,7 @@ std::vector<T> Numbers(const std::unordered_map<std::string, std::string>& field
   if (found == fields.end()) Fail(where + " has no " + key);
   const auto parts = Split(found->second, ' ');
   if (parts.size() != count) Fail(where + " has " + std::to_string(parts.size()) + " values in " + key);
-  std::vector<T> values;
-  values.reserve(count);
-  for (const auto& part : parts) {
-    if constexpr (std::is_floating_point<T>::value) {
-      values.push_back(ParseDouble(part, where + " " + key));
-    } else {
-      values.push_back(static_cast<T>(ParseInteger(part, where + " " + key)));
-    }
-  }
-  return values;
+  return Parse<T>(parts, where + " " + key);
 }
 
 // The counts in `key` when the tree has exactly `count` of them, all numbers; false otherwise.
@@ -125,16 +131,55 @@ std::string Field(const std::unordered_map<std::string, std::string>& fields, co
   return found->second;
 }
 
+// A field of `count` numbers that LightGBM writes with extra spaces between leaves.
+template <typename T>
+std::vector<T> SpacedNumbers(const std::unordered_map<std::string, std::string>& fields, const std::string& key,
+                             size_t count, const std::string& where) {
+  std::vector<std::string> parts;
+  std::istringstream words(Field(fields, key, where));
+  for (std::string word; words >> word;) parts.push_back(word);
+  if (parts.size() != count) {
+    Fail(where + " has " + std::to_string(parts.size()) + " values in " + key + ", expected " + std::to_string(count) +
+         " (the sum of num_features)");
+  }
+  return Parse<T>(parts, where + " " + key);
+}
+
+// A linear tree's leaves: leaf_const and num_features per leaf, then the leaves' features and
+// coefficients one leaf after another (src/io/tree.cpp).
+LinearLeaves ReadLinearLeaves(const std::unordered_map<std::string, std::string>& fields, int num_leaves,
+                              int num_features, const std::string& where) {
+  LinearLeaves linear;
+  linear.constant = Numbers<double>(fields, "leaf_const", static_cast<size_t>(num_leaves), where);
+  const auto counts = Numbers<int>(fields, "num_features", static_cast<size_t>(num_leaves), where);
+  linear.first_term.push_back(0);
+  for (int count : counts) {
+    if (count < 0 || count > num_features) {
+      Fail(where + " has num_features " + std::to_string(count) + ", outside 0.." + std::to_string(num_features));
+    }
+    linear.first_term.push_back(linear.first_term.back() + static_cast<uint32_t>(count));
+  }
+  const size_t terms = linear.first_term.back();
+  linear.feature = SpacedNumbers<int32_t>(fields, "leaf_features", terms, where);
+  linear.coefficient = SpacedNumbers<double>(fields, "leaf_coeff", terms, where);
+  for (int32_t f : linear.feature) {
+    if (f < 0 || f >= num_features) Fail(where + " has a linear leaf reading feature " + std::to_string(f) + ", outside the model");
+  }
+  return linear;
+}
+
 // One tree's fields as the model text has them; a node's children are node indices, or ~leaf.
 // Counts (covers) are optional: hand-written texts may lack them.
 Tree ReadTree(const std::unordered_map<std::string, std::string>& fields, int num_features, bool* has_covers,
               const std::string& where) {
   const int num_leaves = static_cast<int>(ParseInteger(Field(fields, "num_leaves", where), where + " num_leaves"));
-  const auto linear = fields.find("is_linear");
-  if (linear != fields.end() && linear->second != "0") Fail(where + " is a linear tree");
   if (num_leaves < 1) Fail(where + " has no leaves");
   Tree tree;
   tree.leaf_value = Numbers<double>(fields, "leaf_value", static_cast<size_t>(num_leaves), where);
+  const auto linear = fields.find("is_linear");
+  if (linear != fields.end() && ParseInteger(linear->second, where + " is_linear") != 0) {
+    tree.linear = ReadLinearLeaves(fields, num_leaves, num_features, where);
+  }
   // Counts only weigh TreeSHAP's paths; prediction never reads them, so counts that do not
   // read as one per leaf and node leave the forest without covers rather than refuse it.
   // LightGBM writes an empty leaf_count for a tree that never split, whose count no path needs.

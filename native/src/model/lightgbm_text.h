@@ -1,8 +1,8 @@
 // The loader for LightGBM's model text: the one place native code turns that format into a
 // Forest (forest.h). The JVM checks a model's text before any executor loads it
-// (ModelText.scala); this loader still refuses what the engine cannot evaluate (linear trees)
-// and any text that would make it read out of bounds or walk forever, with
-// std::invalid_argument, because text can reach native code by other ways than the JVM's.
+// (ModelText.scala); this loader still refuses any text that would make it read out of bounds or
+// walk forever, with std::invalid_argument, because text can reach native code by other ways
+// than the JVM's.
 #pragma once
 
 #include <string>

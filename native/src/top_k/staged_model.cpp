@@ -30,6 +30,10 @@ StagedModel::StagedModel(const engine::ExactScorer& model, bool raw, model::Iter
     throw std::invalid_argument("top-K selection needs models with one output per row, not " +
                                 std::to_string(forest.num_classes));
   }
+  if (forest.has_linear_trees()) {
+    throw std::invalid_argument("top-K selection bounds trees by their leaf values, and a linear tree's leaves have no "
+                                "such bound; score a model with linear trees in full");
+  }
   if (!columns_.empty() && static_cast<int>(columns_.size()) != forest.num_features) {
     throw std::invalid_argument("a top-K member reads " + std::to_string(columns_.size()) + " columns for " +
                                 std::to_string(forest.num_features) + " features");

@@ -52,7 +52,7 @@ object TreescoreConf {
 
   val EngineChoice: ConfEntry[String] = ConfEntry("spark.treescore.engine", "auto", "query",
     "Which code evaluates the trees. `auto`: treescore's own exact engine wherever it supports the call (everything " +
-      "but models with linear trees, and contributions of models that lack training counts), LightGBM's predictor " +
+      "but contributions of models that lack training counts), LightGBM's predictor " +
       "otherwise. `treescore`: treescore's engine, and an error " +
       "naming the reason for a call it cannot serve. `lightgbm`: LightGBM's predictor for every call. Both engines " +
       "give the same bits; `explain` and the operator's metrics show which one scored each call. See " +

@@ -123,6 +123,23 @@ class EngineChoiceSuite extends SparkSuite {
     }
   }
 
+  test("auto gives a model with linear trees treescore's engine, with LightGBM's bits; no choice gives contributions") {
+    val source = scala.io.Source.fromResource("fixtures/linear.txt")
+    val linear = TreeModel.fromString(try source.mkString finally source.close())
+    assert(linear.hasLinearTrees)
+    def scores = fixtureFrame.select(score(linear).as("p"), score(linear, ScoreOptions(kind = "raw")).as("r"))
+    val lightgbm = withEngine("lightgbm")(exactly(scores))
+    withEngine("auto") {
+      assert(batchOperators(scores).head.engines == Seq(Engine.Treescore, Engine.Treescore))
+      assert(exactly(scores) == lightgbm)
+    }
+    for (choice <- Seq("auto", "treescore", "lightgbm")) withEngine(choice) {
+      val e = intercept[AnalysisException](contributions(linear))
+      assert(e.getMessage.contains(s"model ${linear.contentHash.take(12)} has linear trees, for which LightGBM " +
+        "defines no contributions (SHAP values)"), e.getMessage)
+    }
+  }
+
   test("a bad engine name is an error that names the key and the choices") {
     val e = intercept[IllegalArgumentException](TreescoreConf.EngineChoice.read(Some("xgboost")))
     assert(e.getMessage == "spark.treescore.engine must be one of auto, treescore, lightgbm, got 'xgboost'")

@@ -17,9 +17,8 @@ object FuzzLoader {
     val files = new File(args(0)).listFiles().filter(_.getName.endsWith(".txt")).sortBy(_.getName)
     for (file <- files) {
       val model = TreeModel.fromString(new String(Files.readAllBytes(file.toPath), StandardCharsets.UTF_8))
-      // Every engine a query could load the model into: linear trees only ever go to LightGBM.
-      val engines = Seq(Engine.LightGbm) ++ (if (model.hasLinearTrees) Nil else Seq(Engine.Treescore))
-      engines.foreach(engine => load(file, model, engine))
+      // Every engine a query could load the model into.
+      Engine.all.foreach(engine => load(file, model, engine))
     }
     println(s"done loaded=$loaded refused=$refused")
   }

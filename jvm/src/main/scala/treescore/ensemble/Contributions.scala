@@ -1,12 +1,15 @@
 package treescore.ensemble
 
+import treescore.model.{Engine, PredictKind}
+
 /**
  * When `kind = "contrib"` of an ensemble, route, cascade or grid is exact, checked on the
  * driver before anything runs. Shapley values are linear: the contributions of a weighted sum
  * or mean are the same weighted sum or mean of its members' TreeSHAP values, a route gives its
  * chosen scorer's and a cascade the answering stage's. Everything is in the raw (link) space:
  * an outermost transform (sigmoid, exp, expm1) is left out, as LightGBM leaves a binary
- * model's sigmoid out of its own contributions. What is not linear is refused, naming why.
+ * model's sigmoid out of its own contributions. What is not linear, and models LightGBM defines
+ * no contributions for (linear trees), are refused, naming why.
  */
 object Contributions {
 
@@ -23,6 +26,8 @@ object Contributions {
   /** `combined`: whether an ensemble adds this scorer's output up with others. */
   private def check(scorer: Scorer, combined: Boolean): Unit = scorer match {
     case m: ModelScorer =>
+      Engine.undefined(Seq(m.model), PredictKind.Contrib).foreach(reason =>
+        Scorer.invalid(s"contributions of ${m.describe} are not defined: $reason"))
       if (combined && !m.raw && !m.model.predictionIsRaw) {
         refuse(m.describe, s"its objective (${m.model.objective.getOrElse("none")}) transforms the raw score before " +
           "the ensemble combines it, which is not linear; combine raw scores instead (Member(model, raw=True) in " +

@@ -24,20 +24,25 @@ object Engine {
 
   /** Why treescore's engine cannot serve `kind` from `models`, if it cannot. */
   def unsupported(models: Seq[TreeModel], kind: PredictKind): Option[String] =
-    models.find(_.hasLinearTrees).map(m =>
-      s"treescore's engine does not evaluate linear trees, and model ${m.contentHash.take(12)} has them")
-      .orElse(if (kind != PredictKind.Contrib) None else models.find(!_.shapTables.hasCounts).map(m =>
-        s"treescore's engine computes contributions from the training counts (leaf_count, internal_count), and " +
-          s"model ${m.contentHash.take(12)} has none"))
+    if (kind != PredictKind.Contrib) None else models.find(!_.shapTables.hasCounts).map(m =>
+      s"treescore's engine computes contributions from the training counts (leaf_count, internal_count), and " +
+        s"model ${m.contentHash.take(12)} has none")
+
+  /** Why no engine gives `kind` of `models`, if none does: LightGBM defines no contributions of linear trees. */
+  def undefined(models: Seq[TreeModel], kind: PredictKind): Option[String] =
+    if (kind != PredictKind.Contrib) None else models.find(_.hasLinearTrees).map(m =>
+      s"model ${m.contentHash.take(12)} has linear trees, for which LightGBM defines no contributions (SHAP values)")
 
   /**
    * The engine a call of `models` with output `kind` uses under `choice` (the value of spark.treescore.engine):
    * `auto` takes treescore's engine wherever it is supported (it is the faster for every output,
    * contributions of leaves without a TreeSHAP table too), and LightGBM otherwise;
    * `treescore` insists on it and throws, naming the reason, where it is unsupported; `lightgbm`
-   * always takes LightGBM. Both engines give the same bits.
+   * always takes LightGBM. Both engines give the same bits. An output no engine defines throws
+   * under every choice.
    */
-  def choose(choice: String, models: Seq[TreeModel], kind: PredictKind): Engine =
+  def choose(choice: String, models: Seq[TreeModel], kind: PredictKind): Engine = {
+    undefined(models, kind).foreach(reason => throw new IllegalArgumentException(s"treescore: $reason"))
     TreescoreConf.EngineChoice.read(Some(choice)) match {
       case "lightgbm" => LightGbm
       case "auto" => if (unsupported(models, kind).isEmpty) Treescore else LightGbm
@@ -47,6 +52,7 @@ object Engine {
           s"treescore: ${TreescoreConf.EngineChoice.key} is 'treescore' but $reason; use 'auto' or 'lightgbm' for this call")
       }
     }
+  }
 
   /** The name of the engine a score of `model` with output `kind` gets under `choice`; for Python (py4j). */
   def nameFor(choice: String, model: TreeModel, kind: String): String =

@@ -24,7 +24,8 @@ import treescore.model.{Engine, PredictKind}
  * Between the query and the BatchScore only Projects may stand (a Filter there would remove
  * rows after they set the bar). The score must be one model's prediction or raw score with one
  * output, or an ensemble (weights of 0 or more) or route of such models, ensembles and routes,
- * on treescore's engine, and the groups must be computed from the BatchScore's input.
+ * on treescore's engine and without linear trees, and the groups must be computed from the
+ * BatchScore's input.
  * `dense_rank`, which counts tied rows once, and every other shape are left as they are:
  * they are still exact, scored in full.
  */
@@ -110,7 +111,9 @@ case class InferTopKSelection(session: SparkSession) extends Rule[LogicalPlan] {
       })
       case _ => false
     }
-    bounded && Engine.forCall(call.models, call.modelKind, session.sessionState.conf) == Engine.Treescore
+    // A linear leaf's value grows with the row's values, so leaf values bound no linear tree.
+    bounded && !call.models.exists(_.hasLinearTrees) &&
+      Engine.forCall(call.models, call.modelKind, session.sessionState.conf) == Engine.Treescore
   }
 
   /**
