@@ -32,6 +32,7 @@ class Shape:
     features: int  # the first `features` columns of bench.data's table
     classes: int = 1
     categorical: bool = False  # trained with the table's category columns as categorical features
+    linear: bool = False  # linear_tree: each leaf a linear model of the features on its path
 
 
 SHAPES = [
@@ -41,6 +42,7 @@ SHAPES = [
     Shape("10 classes, 50 iterations x 31 leaves", 50, 31, 100, classes=10),
     Shape("categorical: 200 trees x 31 leaves, 8 of 50 features categorical (4 to 1,200 codes)", 200, 31, 50,
           categorical=True),
+    Shape("linear trees: 100 trees x 31 leaves, 50 features", 100, 31, 50, linear=True),
 ]
 
 
@@ -59,7 +61,8 @@ def train(shape: Shape, sizes: Sizes, log) -> str:
     import lightgbm as lgb
 
     trees = max(2, shape.trees // 10) if sizes.mode == "smoke" else shape.trees
-    key = f"engine-{shape.trees}t-{shape.leaves}l-{shape.features}f-{shape.classes}c-{int(shape.categorical)}cat-{trees}-v2"
+    kind = f"{int(shape.categorical)}cat" + ("-linear" if shape.linear else "")
+    key = f"engine-{shape.trees}t-{shape.leaves}l-{shape.features}f-{shape.classes}c-{kind}-{trees}-v2"
     path = os.path.join(CACHE_DIR, key + ".txt")
     if not os.path.isfile(path):
         log(f"training {shape.name} ({trees} iterations; cached afterwards in {path})")
@@ -70,6 +73,8 @@ def train(shape: Shape, sizes: Sizes, log) -> str:
             y = y + (np.nan_to_num(x[:, categories[-1]]) % 7)
         params = {"objective": "regression", "num_leaves": shape.leaves, "min_data_in_leaf": 5, "max_bin": 63,
                   "learning_rate": 0.1, "num_threads": CORES, "verbose": -1, "seed": 3}
+        if shape.linear:
+            params.update(linear_tree=True)
         if shape.classes > 1:
             y = np.digitize(y, np.quantile(y, np.linspace(0, 1, shape.classes + 1)[1:-1]))
             params.update(objective="multiclass", num_class=shape.classes)

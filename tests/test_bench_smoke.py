@@ -55,22 +55,26 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     assert breakdown.count("| column vectors |") == 2 and breakdown.count("| rows |") == 2, breakdown
     # The other model shapes, each with treescore and the Python methods.
     shapes = {(r["note"], r["method"]) for r in first["results"] if r["workload"] == "shapes" and r["status"] == "ok"}
-    assert len({note for note, _ in shapes}) == 4 and all(
+    assert len({note for note, _ in shapes}) == 5 and all(
         (note, m) in shapes for note, _ in shapes for m in ("treescore_batched", "map_in_pandas", "map_in_arrow"))
-    # Engines in memory: LightGBM and treescore on five shapes at 1 and 2 threads, treescore
-    # bit-identical; the peers the bench extra installs measured too, but oneDAL, which rejects
-    # categorical splits, reported as failed on the categorical shape.
+    # Engines in memory: LightGBM and treescore on six shapes at 1 and 2 threads, treescore
+    # bit-identical; the peers the bench extra installs measured too, but those that refuse a
+    # shape reported as failed on it: oneDAL rejects categorical splits, oneDAL and tl2cgen linear trees.
     engines = [r for r in first["results"] if r["workload"] == "engines"]
     status = {(r["note"], r["method"], r["param"]): r["status"] for r in engines}
     shapes = {note for note, _, _ in status}
     categorical = {s for s in shapes if s.startswith("categorical")}
-    assert len(shapes) == 5 and len(categorical) == 1
+    linear = {s for s in shapes if s.startswith("linear")}
+    assert len(shapes) == 6 and len(categorical) == len(linear) == 1
     for s in shapes:
-        for m in ("lightgbm", "treescore", "lleaves", "tl2cgen", "onnxruntime") + (() if s in categorical else ("onedal",)):
-            assert status[(s, m, 1)] == status[(s, m, 2)] == "ok", (s, m)
+        refusing = ("onedal",) if s in categorical else ("onedal", "tl2cgen") if s in linear else ()
+        for m in ("lightgbm", "treescore", "lleaves", "tl2cgen", "onnxruntime", "onedal"):
+            if m in refusing:
+                assert status[(s, m, None)].startswith("failed: "), (s, m)
+            else:
+                assert status[(s, m, 1)] == status[(s, m, 2)] == "ok", (s, m)
         assert first["diagnostics"]["engine_identical"][s]["treescore"] == 1.0
         assert 0 <= first["diagnostics"]["engine_identical"][s]["onnxruntime"] <= 1
-    assert status[(categorical.pop(), "onedal", None)].startswith("failed: ")
     # SHAP values in memory: LightGBM's and treescore's TreeSHAP on four shapes at 1 and 2 threads,
     # treescore's bit-identical, with what its tables cost; FastTreeSHAP measured or "not installed".
     shap = [r for r in first["results"] if r["workload"] == "shap"]
