@@ -56,19 +56,9 @@ struct WalkedLeaves {
 
   int Leaf(int r, size_t t) const { return leaves[static_cast<size_t>(r) * num_trees + t]; }
   double Value(int r, size_t t) const { return values[first_leaf[first_tree + t] + static_cast<size_t>(Leaf(r, t))]; }
-  // Adds to sums[0..lanes) the first `lanes` rows' values in trees t, t + stride, ... (count),
-  // eight rows at a time, a bound the compiler sees, so that their sums stay in registers.
+  // Adds to sums[0..lanes) the first `lanes` rows' values in trees t, t + stride, ... (count).
   void AddValues(int lanes, size_t t, int count, int stride, double* sums) const {
-    constexpr int kGroup = 8;
-    for (int first = 0; first < lanes; first += kGroup) {
-      double group[kGroup];
-      std::copy_n(sums + first, kGroup, group);
-      for (int i = 0; i < count; ++i) {
-        const size_t tree = t + static_cast<size_t>(i) * static_cast<size_t>(stride);
-        for (int r = 0; r < kGroup; ++r) group[r] += Value(first + r, tree);
-      }
-      std::copy_n(group, kGroup, sums + first);
-    }
+    AddRowsByEights(lanes, t, count, stride, sums, [this](int r, size_t tree) { return Value(r, tree); });
   }
 };
 
@@ -110,10 +100,7 @@ struct WithLinearLeaves {
     return LinearValue(tree, Leaf(r, t), block, r);
   }
   void AddValues(int lanes, size_t t, int count, int stride, double* sums) const {
-    for (int i = 0; i < count; ++i) {
-      const size_t tree = t + static_cast<size_t>(i) * static_cast<size_t>(stride);
-      for (int r = 0; r < lanes; ++r) sums[r] += Value(r, tree);
-    }
+    AddRowsByEights(lanes, t, count, stride, sums, [this](int r, size_t tree) { return Value(r, tree); });
   }
 };
 

@@ -337,18 +337,10 @@ void QuickScorer::ApplyFeatures(const double* block, int rows, const int* featur
 // lane by lane, each lane one row's sum, so every addition is the scalar one. A block's two
 // halves are summed together, so that their chains of additions overlap.
 struct QuickScorer::ExitKernels {
-  // Eight rows at a time, a bound the compiler sees, so that their sums stay in registers.
   static void Scalar(const QuickScorer& scorer, const uint64_t* sets, size_t first_tree, int count, int stride,
                      int lanes, double* sums) {
-    for (int first = 0; first < lanes; first += kHalf) {
-      double group[kHalf];
-      std::copy_n(sums + first, kHalf, group);
-      for (int i = 0; i < count; ++i) {
-        const size_t t = first_tree + static_cast<size_t>(i) * static_cast<size_t>(stride);
-        for (int r = 0; r < kHalf; ++r) group[r] += scorer.ValueAt(t, scorer.ExitPosition(sets, t, first + r));
-      }
-      std::copy_n(group, kHalf, sums + first);
-    }
+    AddRowsByEights(lanes, first_tree, count, stride, sums,
+                    [&](int r, size_t t) { return scorer.ValueAt(t, scorer.ExitPosition(sets, t, r)); });
   }
 #if defined(__x86_64__)
   __attribute__((target("avx2"))) static inline __m256i Positions(const uint32_t* words) {

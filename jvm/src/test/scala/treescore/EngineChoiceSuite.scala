@@ -44,9 +44,10 @@ class EngineChoiceSuite extends SparkSuite {
       df.collect()
       val executed = batchOperators(df).head
       val plan = executed.verboseStringWithOperatorId()
-      // The fixtures' trees have at most 32 leaves (tests/test_engine_fuzz.py holds the names to the engine's choice).
-      assert(Seq(regressionModel, binaryModel).forall(_.mostLeaves <= 32))
-      assert(plan.contains("on the treescore engine (quickscorer, 32-bit leaf sets)"), plan)
+      // The fixtures' trees fit 32-bit leaf sets (tests/test_engine_fuzz.py holds the names to the engine's choice).
+      val narrow = WireLimits.QuickScorerNarrowLeaves
+      assert(Seq(regressionModel, binaryModel).forall(_.mostLeaves <= narrow))
+      assert(plan.contains(s"on the treescore engine (quickscorer, $narrow-bit leaf sets)"), plan)
       assert(plan.contains("on the treescore engine (TreeSHAP)"), plan)
       assert(!plan.contains("on the lightgbm engine"))
       assert(executed.metrics(TaskScorers.rowsMetric(Engine.Treescore)).value == 4L * fixtureRows.length)
