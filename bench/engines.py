@@ -39,6 +39,7 @@ SHAPES = [
     Shape("A's member: 300 trees x 31 leaves, 200 features", 300, 31, 200),
     Shape("1,000 trees x 15 leaves", 1000, 15, 200),
     Shape("100 trees x 255 leaves", 100, 255, 200),
+    Shape("500 trees x 63 leaves, 120 features", 500, 63, 120),  # QuickScorer's 64-bit leaf sets
     Shape("10 classes, 50 iterations x 31 leaves", 50, 31, 100, classes=10),
     Shape("categorical: 200 trees x 31 leaves, 8 of 50 features categorical (4 to 1,200 codes)", 200, 31, 50,
           categorical=True),

@@ -1,6 +1,6 @@
 """Workload A on other model shapes: the ensemble's cached rows scored by one model of each
 shape the engines section measures in memory (1,000 trees x 15 leaves, 100 trees x 255 leaves,
-10 classes, categorical splits, linear trees), with treescore, mapInPandas and mapInArrow in Spark and with
+500 trees x 63 leaves, 10 classes, categorical splits, linear trees), with treescore, mapInPandas and mapInArrow in Spark and with
 LightGBM's predict and treescore's engine in memory. Every model reads the first columns of
 the same table (bench.data), named as the table names them."""
 import dataclasses

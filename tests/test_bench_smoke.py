@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench import engines, shap as bench_shap
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # The names latest.md gives the methods (bench/methods.py METHODS).
@@ -55,17 +57,17 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     assert breakdown.count("| column vectors |") == 2 and breakdown.count("| rows |") == 2, breakdown
     # The other model shapes, each with treescore and the Python methods.
     shapes = {(r["note"], r["method"]) for r in first["results"] if r["workload"] == "shapes" and r["status"] == "ok"}
-    assert len({note for note, _ in shapes}) == 5 and all(
+    assert len({note for note, _ in shapes}) == len(engines.SHAPES) - 1 and all(
         (note, m) in shapes for note, _ in shapes for m in ("treescore_batched", "map_in_pandas", "map_in_arrow"))
-    # Engines in memory: LightGBM and treescore on six shapes at 1 and 2 threads, treescore
+    # Engines in memory: LightGBM and treescore on every shape at 1 and 2 threads, treescore
     # bit-identical; the peers the bench extra installs measured too, but those that refuse a
     # shape reported as failed on it: oneDAL rejects categorical splits, oneDAL and tl2cgen linear trees.
-    engines = [r for r in first["results"] if r["workload"] == "engines"]
-    status = {(r["note"], r["method"], r["param"]): r["status"] for r in engines}
+    measured = [r for r in first["results"] if r["workload"] == "engines"]
+    status = {(r["note"], r["method"], r["param"]): r["status"] for r in measured}
     shapes = {note for note, _, _ in status}
     categorical = {s for s in shapes if s.startswith("categorical")}
     linear = {s for s in shapes if s.startswith("linear")}
-    assert len(shapes) == 6 and len(categorical) == len(linear) == 1
+    assert len(shapes) == len(engines.SHAPES) and len(categorical) == len(linear) == 1
     for s in shapes:
         refusing = ("onedal",) if s in categorical else ("onedal", "tl2cgen") if s in linear else ()
         for m in ("lightgbm", "treescore", "lleaves", "tl2cgen", "onnxruntime", "onedal"):
@@ -75,12 +77,13 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
                 assert status[(s, m, 1)] == status[(s, m, 2)] == "ok", (s, m)
         assert first["diagnostics"]["engine_identical"][s]["treescore"] == 1.0
         assert 0 <= first["diagnostics"]["engine_identical"][s]["onnxruntime"] <= 1
-    # SHAP values in memory: LightGBM's and treescore's TreeSHAP on four shapes at 1 and 2 threads,
+    # SHAP values in memory: LightGBM's and treescore's TreeSHAP on every shape but the 1,000 small
+    # trees and the linear ones, at 1 and 2 threads,
     # treescore's bit-identical, with what its tables cost; FastTreeSHAP measured or "not installed".
     shap = [r for r in first["results"] if r["workload"] == "shap"]
     measured = {(r["note"], r["method"], r["param"]) for r in shap if r["status"] == "ok"}
     shapes = {note for note, _, _ in measured}
-    assert len(shapes) == 4 and all((s, m, t) in measured for s in shapes for m in ("lightgbm", "treescore")
+    assert len(shapes) == len(bench_shap.SHAPES) and all((s, m, t) in measured for s in shapes for m in ("lightgbm", "treescore")
                                     for t in (1, 2))
     assert all(r["status"] == "ok" or r["status"].startswith("not installed") for r in shap)
     assert all(first["diagnostics"]["shap_identical"][s]["treescore"] == 1.0 for s in shapes)
