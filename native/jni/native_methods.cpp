@@ -15,6 +15,7 @@
 
 #include "../src/booster.h"
 #include "../src/engine_predictor.h"
+#include "../src/memory/account.h"
 #include "../src/top_k/selector.h"
 #include "../src/program/program_decoder.h"
 #include "handle_registry.h"
@@ -69,6 +70,7 @@ jlong LoadModel(JNIEnv* env, jclass, jbyteArray model_text, jint engine) {
     std::string text(static_cast<size_t>(length), '\0');
     env->GetByteArrayRegion(model_text, 0, length, reinterpret_cast<jbyte*>(text.data()));
     std::shared_ptr<Predictor> model;
+    memory::Charge charge(memory::Kind::kModels);
     switch (static_cast<Engine>(engine)) {
       case Engine::kLightGbm: model = std::make_shared<Booster>(Booster::FromModelText(text)); break;
       case Engine::kTreescore:
@@ -76,12 +78,20 @@ jlong LoadModel(JNIEnv* env, jclass, jbyteArray model_text, jint engine) {
         break;
       default: throw std::invalid_argument("unknown engine code " + std::to_string(engine));
     }
-    return static_cast<jlong>(Models().Add(std::move(model)));
+    const int64_t held_bytes = charge.net_bytes();
+    return static_cast<jlong>(Models().Add(std::move(model), held_bytes));
   });
 }
 
 void ReleaseModel(JNIEnv* env, jclass, jlong handle) {
   GuardedVoid(env, [&] { Models().Remove(handle); });
+}
+
+// What the model holds now: what loading it kept, and what it built since.
+jlong ModelHeldBytes(JNIEnv* env, jclass, jlong handle) {
+  return Guarded<jlong>(env, 0, [&] {
+    return static_cast<jlong>(Models().HeldBytes(handle) + Models().Get(handle)->built_bytes());
+  });
 }
 
 jint NumFeatures(JNIEnv* env, jclass, jlong handle) {
@@ -130,6 +140,7 @@ jlong CompileProgram(JNIEnv* env, jclass, jlongArray code, jdoubleArray constant
     const auto handles = CopyArray<int64_t>(env, model_handles, &JNIEnv::GetLongArrayRegion);
     std::vector<std::shared_ptr<const Predictor>> models;
     for (int64_t handle : handles) models.push_back(Models().Get(handle));  // the program keeps them alive
+    memory::Charge charge(memory::Kind::kPrograms);
     Program program = DecodeProgram(CopyArray<int64_t>(env, code, &JNIEnv::GetLongArrayRegion),
                                     CopyArray<double>(env, constants, &JNIEnv::GetDoubleArrayRegion), models);
     return static_cast<jlong>(Programs().Add(std::make_shared<Program>(std::move(program))));
@@ -273,6 +284,31 @@ jlong AllocatorInUseBytes(JNIEnv*, jclass) {
 #endif
 }
 
+// The native memory account (memory/account.h): bytes held per kind, in wire code order, then
+// the peak of their total.
+jlongArray NativeMemoryHeld(JNIEnv* env, jclass) {
+  return Guarded<jlongArray>(env, nullptr, [&] {
+    const memory::Totals totals = memory::Read();
+    jlong values[memory::kKinds + 1];
+    for (int kind = 0; kind < memory::kKinds; ++kind) values[kind] = totals.held[kind];
+    values[memory::kKinds] = totals.peak;
+    jlongArray result = env->NewLongArray(memory::kKinds + 1);
+    if (result == nullptr) throw std::bad_alloc();
+    env->SetLongArrayRegion(result, 0, memory::kKinds + 1, values);
+    return result;
+  });
+}
+
+// The JVM's off-heap task buffers, allocated here so that the account counts them.
+jlong AllocateBuffer(JNIEnv* env, jclass, jlong bytes) {
+  return Guarded<jlong>(env, 0, [&] {
+    if (bytes < 0) throw std::invalid_argument("a buffer of " + std::to_string(bytes) + " bytes");
+    return reinterpret_cast<jlong>(memory::AllocateBuffer(static_cast<size_t>(bytes)));
+  });
+}
+
+void FreeBuffer(JNIEnv*, jclass, jlong address) { memory::FreeBuffer(reinterpret_cast<void*>(address)); }
+
 jlong LiveModelCount(JNIEnv* env, jclass) {
   return Guarded<jlong>(env, 0, [&] { return static_cast<jlong>(Models().Size()); });
 }
@@ -280,12 +316,16 @@ jlong LiveModelCount(JNIEnv* env, jclass) {
 const JNINativeMethod kMethods[] = {
     {const_cast<char*>("loadModel"), const_cast<char*>("([BI)J"), reinterpret_cast<void*>(&LoadModel)},
     {const_cast<char*>("releaseModel"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseModel)},
+    {const_cast<char*>("modelHeldBytes"), const_cast<char*>("(J)J"), reinterpret_cast<void*>(&ModelHeldBytes)},
     {const_cast<char*>("numFeatures"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumFeatures)},
     {const_cast<char*>("numClasses"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumClasses)},
     {const_cast<char*>("outputsPerRow"), const_cast<char*>("(JIII)J"), reinterpret_cast<void*>(&OutputsPerRow)},
     {const_cast<char*>("predict"), const_cast<char*>("(JJIJIIIIIJJ)V"), reinterpret_cast<void*>(&Predict)},
     {const_cast<char*>("liveModelCount"), const_cast<char*>("()J"), reinterpret_cast<void*>(&LiveModelCount)},
     {const_cast<char*>("allocatorInUseBytes"), const_cast<char*>("()J"), reinterpret_cast<void*>(&AllocatorInUseBytes)},
+    {const_cast<char*>("nativeMemoryHeld"), const_cast<char*>("()[J"), reinterpret_cast<void*>(&NativeMemoryHeld)},
+    {const_cast<char*>("allocateBuffer"), const_cast<char*>("(J)J"), reinterpret_cast<void*>(&AllocateBuffer)},
+    {const_cast<char*>("freeBuffer"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&FreeBuffer)},
     {const_cast<char*>("compileProgram"), const_cast<char*>("([J[D[J)J"), reinterpret_cast<void*>(&CompileProgram)},
     {const_cast<char*>("releaseProgram"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseProgram)},
     {const_cast<char*>("openTopK"), const_cast<char*>("(JIIIIZ)J"), reinterpret_cast<void*>(&OpenTopK)},

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "memory/account.h"
 #include "model/lightgbm_text.h"
 
 namespace treescore {
@@ -50,10 +51,20 @@ std::shared_ptr<const engine::ExactScorer> EnginePredictor::ScorerFor(IterationR
     }
   }
   if (slices_->built.size() >= kMaxSlices) return whole;
+  memory::Charge charge(memory::Kind::kModels);  // the slice stays with the model
   auto slice = std::make_shared<const engine::ExactScorer>(scorer_.Slice(*iterations));
   slices_->built.emplace_back(key, slice);
+  slices_->bytes += charge.net_bytes();
   *iterations = IterationRange{};
   return slice;
+}
+
+int64_t EnginePredictor::built_bytes() const {
+  int64_t bytes = scorer_.built_bytes();
+  std::lock_guard<std::mutex> lock(slices_->mutex);
+  bytes += slices_->bytes;
+  for (const auto& built : slices_->built) bytes += built.second->built_bytes();
+  return bytes;
 }
 
 void EnginePredictor::PredictPart(const engine::ExactScorer& scorer, const FeatureBatch& rows, PredictKind kind,

@@ -23,6 +23,8 @@ class EnginePredictor final : public Predictor {
   int num_classes() const override { return scorer_.forest().num_classes; }
   Engine engine() const override { return Engine::kTreescore; }
   const engine::ExactScorer& scorer() const { return scorer_; }
+  // The slices of iteration ranges and the TreeSHAP tables, of the model and its slices.
+  int64_t built_bytes() const override;
 
   // Raw and prediction give num_classes doubles per row, leaf one per used tree, contributions
   // num_classes x (num_features + 1).
@@ -47,6 +49,7 @@ class EnginePredictor final : public Predictor {
   struct Slices {
     std::mutex mutex;
     std::vector<std::pair<std::pair<int, int>, std::shared_ptr<const engine::ExactScorer>>> built;  // by (first, count)
+    int64_t bytes = 0;  // what building them kept
   };
 
   explicit EnginePredictor(engine::ExactScorer scorer) : scorer_(std::move(scorer)), slices_(std::make_unique<Slices>()) {}

@@ -31,6 +31,10 @@ class Predictor {
   virtual int num_classes() const = 0;
   virtual Engine engine() const = 0;
 
+  // Bytes of native memory the model has built for what it was asked since it was loaded
+  // (memory/account.h), which it keeps until it is freed.
+  virtual int64_t built_bytes() const { return 0; }
+
   // How many doubles Predict writes per row for this kind and range.
   virtual int64_t OutputsPerRow(PredictKind kind, IterationRange range) const = 0;
 

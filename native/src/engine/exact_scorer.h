@@ -56,6 +56,8 @@ class ExactScorer {
   int64_t ContribOutputsPerRow() const { return shap_->OutputsPerRow(); }
   void PredictContrib(const FeatureBatch& rows, IterationRange iterations, double* out) const;
   TreeShap::TableStats ShapTableStats() const { return shap_->Stats(); }
+  // Bytes built since the scorer was: its TreeSHAP tables, once contributions were asked.
+  int64_t built_bytes() const { return shap_->built_bytes(); }
 
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(IterationRange iterations, int* first, int* count) const;

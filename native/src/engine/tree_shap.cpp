@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "memory/account.h"
 #include "model/decision.h"
 
 namespace treescore {
@@ -287,7 +288,11 @@ void TreeShap::EnsureBuilt() const {
     throw std::invalid_argument("the model has no training counts (leaf_count, internal_count), which TreeSHAP "
                                 "weighs its paths by");
   }
-  std::call_once(built_, [this] { Build(); });
+  std::call_once(built_, [this] {
+    memory::Charge charge(memory::Kind::kModels);  // the tables stay with the model
+    Build();
+    built_bytes_.store(charge.net_bytes(), std::memory_order_relaxed);
+  });
 }
 
 TreeShap::TableStats TreeShap::Stats() const {

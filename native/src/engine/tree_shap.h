@@ -14,6 +14,7 @@
 // path with the same arithmetic instead, once per pattern its block of rows has (AddendMemo).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -47,6 +48,8 @@ class TreeShap {
     int64_t table_addends = 0;    // 8 bytes each
   };
   TableStats Stats() const;
+  // Bytes the tables hold: 0 until built.
+  int64_t built_bytes() const { return built_bytes_.load(std::memory_order_relaxed); }
 
   // What one caller reuses from row to row.
   struct Scratch {
@@ -167,6 +170,7 @@ class TreeShap {
   mutable std::once_flag built_;
   mutable std::vector<double> expected_value_;  // per tree
   mutable std::vector<TreeTables> tables_;      // per tree
+  mutable std::atomic<int64_t> built_bytes_{0};
 };
 
 }  // namespace engine

@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import org.scalatest.funsuite.AnyFunSuite
 
 import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
-import treescore.nativelib.{FeatureColumns, ModelCache, OffHeapDoubles}
+import treescore.nativelib.{FeatureColumns, ModelCache, NativeModel, OffHeapDoubles}
 import treescore.nativelib.NativeMethods
 
 /** The executor cache under concurrency and a budget too small to hold its models. */
@@ -103,21 +103,44 @@ class ModelCacheSuite extends AnyFunSuite {
     assert(ModelCache.loadedCount == models.length * ranges.length * 2)
   }
 
-  test("treescore's TreeSHAP tables count in the budget from the first contribution call on") {
+  test("a model is charged the native bytes it holds, with room for TreeSHAP tables made before they are built") {
     ModelCache.clear()
     val model = models.head
-    val text = model.text.length.toLong
-    assert(model.shapTables.tableBytes > 0)
-    def leased[T](engine: Engine, kind: PredictKind)(body: => T): T = {
+    val tables = model.shapTables.tableBytes
+    assert(tables > 0)
+    def leased[T](engine: Engine, kind: PredictKind)(body: NativeModel => T): T = {
       val lease = ModelCache.acquire(model, IterationRange.All, engine, kind)
-      try body finally lease.close()
+      try body(lease.model) finally lease.close()
     }
-    leased(Engine.Treescore, PredictKind.Prediction)(assert(ModelCache.loadedBytes == text))
-    leased(Engine.LightGbm, PredictKind.Contrib)(assert(ModelCache.loadedBytes == 2 * text)) // LightGBM keeps no tables
-    leased(Engine.Treescore, PredictKind.Contrib)(assert(ModelCache.loadedBytes == 2 * text + model.shapTables.tableBytes))
-    leased(Engine.Treescore, PredictKind.Raw)(assert(ModelCache.loadedBytes == 2 * text + model.shapTables.tableBytes))
-    ModelCache.setMaxBytesForTesting(Some(2 * text + model.shapTables.tableBytes - 1))
+    val engineLoad = leased(Engine.Treescore, PredictKind.Prediction)(_.heldBytes)
+    assert(engineLoad > model.text.length / 4, "the engine's trees and layout")
+    assert(ModelCache.loadedBytes == engineLoad)
+    val lightGbmLoad = leased(Engine.LightGbm, PredictKind.Contrib) { native =>
+      contributions(native)
+      native.heldBytes
+    }
+    assert(lightGbmLoad > model.text.length / 4, "LightGBM's trees")
+    assert(ModelCache.loadedBytes == engineLoad + lightGbmLoad, "LightGBM builds no tables")
+    val withTables = leased(Engine.Treescore, PredictKind.Contrib) { native =>
+      assert(ModelCache.loadedBytes == engineLoad + tables + lightGbmLoad, "room is made before the tables are built")
+      contributions(native)
+      native.heldBytes
+    }
+    assert(withTables > engineLoad, "the tables stay with the model")
+    assert(ModelCache.loadedBytes == math.max(withTables, engineLoad + tables) + lightGbmLoad)
+    ModelCache.setMaxBytesForTesting(Some(ModelCache.loadedBytes - 1))
     try assert(ModelCache.loadedCount == 1, "over budget, the least recently used idle model is freed")
     finally ModelCache.setMaxBytesForTesting(None)
+  }
+
+  private def contributions(native: NativeModel): Unit = {
+    val rows = 50
+    val in = new OffHeapDoubles(rows * 6L)
+    val out = new OffHeapDoubles(rows * native.outputsPerRow(PredictKind.Contrib).toLong)
+    try {
+      for (i <- 0L until rows * 6L) in.put(i, (i % 13) / 7.0 - 1.0)
+      val columns = FeatureColumns.rowMajor(in, rows, 6)
+      try native.predict(columns, PredictKind.Contrib, 1, out) finally columns.close()
+    } finally { in.close(); out.close() }
   }
 }

@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.functions.col
 
 import treescore.functions.score
-import treescore.nativelib.ModelCache
+import treescore.nativelib.{ModelCache, NativeMemory}
 import treescore.nativelib.NativeMethods
 
 /**
@@ -56,5 +56,42 @@ class NativeMemorySuite extends SparkSuite {
       ModelCache.setMaxBytesForTesting(None)
       frame.unpersist()
     }
+  }
+
+  test("the native account returns to what the cached models hold after every task, failed ones included") {
+    val frame = fixtureFrame.cache()
+    frame.count()
+    val failAt = org.apache.spark.sql.functions.udf { (s: Double) =>
+      if (s > 0.9) throw new IllegalStateException("a failure after scoring"); s
+    }
+    def settled(when: String): Unit = {
+      val held = NativeMemory.held()
+      val models = ModelCache.heldBytes
+      println(f"native account $when: ${held.byKind.map { case (k, v) => s"$k ${v >> 10} KiB" }.mkString(", ")}; " +
+        f"peak ${held.peak >> 10} KiB; cached models hold ${models >> 10} KiB")
+      assert(held("buffers") == 0, s"$when: task buffers outlive their tasks")
+      assert(held("programs") == 0, s"$when: programs outlive their tasks")
+      // Past what the models hold, only the handle registry's entries (about 100 bytes each).
+      assert(held("models") >= models && held("models") - models < 4096 + 256L * ModelCache.loadedCount,
+        s"$when: the models kind holds ${held("models")} bytes, the cached models $models")
+      assert(held.peak >= held.total)
+    }
+    try {
+      for (kind <- Seq("prediction", "raw", "leaf", "contrib"); engine <- Seq("lightgbm", "treescore")) {
+        val options = ScoreOptions(kind = kind, numIterations = 7)
+        withEngine(engine)(frame.select(score(binaryModel, options).as("s")).collect())
+      }
+      settled("after every kind on both engines")
+      val failed = intercept[Exception](frame.select(failAt(score(binaryModel)).as("s")).collect())
+      assert(failed.getMessage.contains("a failure after scoring"), failed.getMessage)
+      settled("after a failed task")
+    } finally frame.unpersist()
+  }
+
+  private def withEngine[T](engine: String)(body: => T): T = {
+    val key = TreescoreConf.EngineChoice.key
+    val before = spark.conf.getOption(key)
+    spark.conf.set(key, engine)
+    try body finally before.fold(spark.conf.unset(key))(spark.conf.set(key, _))
   }
 }

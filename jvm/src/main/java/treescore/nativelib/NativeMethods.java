@@ -28,6 +28,12 @@ public final class NativeMethods {
   /** Frees the model behind a handle once no call is using it any more. */
   public static native void releaseModel(long handle);
 
+  /**
+   * Bytes of native memory the model holds: what loading it kept, and what it built since for
+   * the calls made with it (TreeSHAP tables, iteration range slices).
+   */
+  public static native long modelHeldBytes(long handle);
+
   /** The number of features the model expects per row. */
   public static native int numFeatures(long handle);
 
@@ -138,6 +144,18 @@ public final class NativeMethods {
 
   /** Bytes in use from the C allocator (glibc's mallinfo2, or mallinfo before glibc 2.33), or -1 where unknown; for leak checks. */
   public static native long allocatorInUseBytes();
+
+  /**
+   * The native memory account: bytes held per kind (wire/codes.txt's NativeMemory, in code
+   * order), then the most held at once in total since the library was loaded.
+   */
+  public static native long[] nativeMemoryHeld();
+
+  /** Allocates an off-heap buffer of `bytes` bytes, counted by the account; throws OutOfMemoryError. */
+  public static native long allocateBuffer(long bytes);
+
+  /** Frees a buffer allocateBuffer returned (0 is ignored). */
+  public static native void freeBuffer(long address);
 
   /** How many models are loaded in native memory right now (for leak checks). */
   public static native long liveModelCount();

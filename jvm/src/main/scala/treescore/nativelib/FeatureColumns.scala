@@ -12,7 +12,7 @@ import org.apache.spark.unsafe.Platform
  */
 final class FeatureColumns(val numColumns: Int) extends AutoCloseable {
   require(numColumns >= 0, s"numColumns must be non-negative, got $numColumns")
-  private var addresses: Long = Platform.allocateMemory(math.max(numColumns, 1).toLong * java.lang.Long.BYTES)
+  private var addresses: Long = NativeMethods.allocateBuffer(math.max(numColumns, 1).toLong * java.lang.Long.BYTES)
   private var stride: Long = 1
   private var rows: Int = 0
   private var matrixAddress: Long = 0
@@ -61,7 +61,7 @@ final class FeatureColumns(val numColumns: Int) extends AutoCloseable {
     }
 
   override def close(): Unit = if (addresses != 0) {
-    Platform.freeMemory(addresses)
+    NativeMethods.freeBuffer(addresses)
     addresses = 0
   }
 }

@@ -15,10 +15,12 @@ import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
  * Tasks hold a [[ModelLease]] while they score. Loading happens once per key, however many
  * tasks ask at the same moment (the others wait for it). When the loaded models exceed the
  * budget, the least recently used ones that no task holds are freed; a model in use is never
- * freed, so the cache may exceed its budget until leases are returned. A model's size is
- * estimated by the length of its text, which is close to what LightGBM keeps in memory, plus,
- * once treescore's engine is asked for its contributions, its TreeSHAP tables
- * ([[treescore.model.TreeShapTables]]), which stay with it from then on.
+ * freed, so the cache may exceed its budget until leases are returned. A model is charged the
+ * native bytes it holds ([[NativeModel.heldBytes]]: what loading it kept, and what it built
+ * since), read after it loads and whenever a lease is returned. Once treescore's engine is asked
+ * for a model's contributions, the model is charged at least its load plus the TreeSHAP tables
+ * the driver estimates ([[treescore.model.TreeShapTables]]), so that room is made before the
+ * tables are built, not after.
  */
 object ModelCache {
   // One INFO line per native parse lets operators (and the cluster test) see that each executor
@@ -27,24 +29,55 @@ object ModelCache {
 
   private final case class Key(contentHash: String, range: IterationRange, engine: Engine)
 
-  private final class Entry(val key: Key, var bytes: Long) {
+  private final class Entry(val key: Key) {
     var users = 0
     @volatile private var native: NativeModel = _ // volatile: isLoaded reads it without the entry's lock
-    private var loadNanos = 0L
+    // Volatile, not locked: the cache recharges an entry under its own lock, which must not wait
+    // for another model's load. A model held by a lease is never freed meanwhile.
+    @volatile private var charged = 0L
+    @volatile private var loadBytes = 0L
+    @volatile private var tablesEstimate = 0L // once contributions are asked of treescore's engine
 
     /** Loads on first use, once; other callers wait on this entry only, not the cache. */
     def loaded(model: TreeModel): (NativeModel, Long) = synchronized {
       if (native == null) {
         val start = System.nanoTime()
-        native = NativeModel.load(model, key.range, key.engine)
-        loadNanos = System.nanoTime() - start
-        log.info(f"treescore: parsed model ${key.contentHash.take(12)} (${key.range}, ${key.engine} engine) in ${loadNanos / 1e6}%.1f ms")
+        val loadedModel = NativeModel.load(model, key.range, key.engine)
+        val loadNanos = System.nanoTime() - start
+        loadBytes = loadedModel.heldBytes
+        native = loadedModel
+        recharge()
+        log.info(f"treescore: parsed model ${key.contentHash.take(12)} (${key.range}, ${key.engine} engine) in " +
+          f"${loadNanos / 1e6}%.1f ms, holding ${loadBytes >> 10} KiB native")
         (native, loadNanos)
       } else (native, 0L)
     }
 
+    /** Charges room for TreeSHAP tables of `bytes` before they are built. */
+    def expectTables(bytes: Long): Unit = { tablesEstimate = math.max(tablesEstimate, bytes); recharge() }
+
+    /** Reads again what the model holds, which grows with what its calls build. */
+    def recharge(): Unit = {
+      val model = native
+      if (model != null) charged = math.max(model.heldBytes, if (tablesEstimate > 0) loadBytes + tablesEstimate else 0L)
+    }
+
+    /** What the model holds natively now: 0 until loaded. */
+    def held: Long = { val model = native; if (model != null) model.heldBytes else 0L }
+
+    /** Bytes counted against the budget: 0 until loaded. */
+    def bytes: Long = if (native != null) charged else 0L
+
     def isLoaded: Boolean = native != null
-    def free(): Unit = synchronized { if (native != null) native.close(); native = null }
+    def free(reason: String): Unit = synchronized {
+      if (native != null) {
+        log.info(s"treescore: freed model ${key.contentHash.take(12)} (${key.range}, ${key.engine} engine) holding " +
+          s"${charged >> 10} KiB native: $reason")
+        native.close()
+      }
+      native = null
+      charged = 0L
+    }
   }
 
   // Insertion order doubles as recency order: a touched entry is removed and re-added.
@@ -58,16 +91,14 @@ object ModelCache {
   def acquire(model: TreeModel, range: IterationRange, engine: Engine, kind: PredictKind): ModelLease = {
     val key = Key(model.contentHash, range, engine)
     val entry = synchronized {
-      val e = entries.remove(key).getOrElse(new Entry(key, model.text.length.toLong))
-      if (engine == Engine.Treescore && kind == PredictKind.Contrib) {
-        e.bytes = math.max(e.bytes, model.text.length.toLong + model.shapTables.tableBytes)
-      }
+      val e = entries.remove(key).getOrElse(new Entry(key))
       entries.put(key, e)
       e.users += 1
       e
     }
     try {
       val (native, loadNanos) = entry.loaded(model)
+      if (engine == Engine.Treescore && kind == PredictKind.Contrib) entry.expectTables(model.shapTables.tableBytes)
       synchronized(evictOverBudget())
       new ModelLease(native, loadNanos, () => release(entry))
     } catch {
@@ -78,19 +109,20 @@ object ModelCache {
   }
 
   private def release(entry: Entry): Unit = synchronized {
+    entry.recharge()
     entry.users -= 1
     if (entry.users == 0 && !entry.isLoaded) entries.remove(entry.key) // its load failed
     evictOverBudget()
   }
 
   private def evictOverBudget(): Unit = {
-    var loadedBytes = entries.valuesIterator.filter(_.isLoaded).map(_.bytes).sum
+    var loadedBytes = entries.valuesIterator.map(_.bytes).sum
     val budget = maxBytes
     val idle = entries.valuesIterator.filter(e => e.users == 0).toList // least recent first
     idle.iterator.takeWhile(_ => loadedBytes > budget).foreach { e =>
       entries.remove(e.key)
-      if (e.isLoaded) loadedBytes -= e.bytes
-      e.free()
+      loadedBytes -= e.bytes
+      e.free(s"the cache held ${(loadedBytes + e.bytes) >> 10} KiB, over its budget of ${budget >> 10} KiB")
     }
   }
 
@@ -103,15 +135,18 @@ object ModelCache {
   /** Models loaded in this JVM right now. */
   def loadedCount: Int = synchronized(entries.valuesIterator.count(_.isLoaded))
 
-  /** Bytes (estimated) of the models loaded in this JVM right now. */
-  def loadedBytes: Long = synchronized(entries.valuesIterator.filter(_.isLoaded).map(_.bytes).sum)
+  /** Bytes charged for the models loaded in this JVM right now. */
+  def loadedBytes: Long = synchronized(entries.valuesIterator.map(_.bytes).sum)
+
+  /** Native bytes the models loaded in this JVM hold right now, as the native account counts them. */
+  def heldBytes: Long = synchronized(entries.valuesIterator.map(_.held).sum)
 
   /** Sets the budget for this JVM, overriding the Spark conf; for tests. None restores the conf. */
   def setMaxBytesForTesting(bytes: Option[Long]): Unit = { budgetOverride = bytes; synchronized(evictOverBudget()) }
 
   /** Frees every model no task is using. */
   def clear(): Unit = synchronized {
-    entries.values.filter(_.users == 0).toList.foreach { e => entries.remove(e.key); e.free() }
+    entries.values.filter(_.users == 0).toList.foreach { e => entries.remove(e.key); e.free("the cache was cleared") }
   }
 }
 

@@ -16,6 +16,9 @@ final class NativeModel private (private[treescore] val handle: Long, val range:
   val numFeatures: Int = NativeMethods.numFeatures(handle)
   val numClasses: Int = NativeMethods.numClasses(handle)
 
+  /** Native bytes the model holds: what loading it kept, and what its calls built since (TreeSHAP tables). */
+  def heldBytes: Long = NativeMethods.modelHeldBytes(handle)
+
   def outputsPerRow(kind: PredictKind): Int =
     Math.toIntExact(NativeMethods.outputsPerRow(handle, kind.code, range.startIteration, range.numIterations))
 

@@ -5,12 +5,13 @@ import org.apache.spark.unsafe.Platform
 
 /**
  * A block of native memory holding doubles, handed to the native scorer by address.
- * Off-heap so that one JNI call reads a whole batch without copying or pinning Java arrays.
+ * Off-heap so that one JNI call reads a whole batch without copying or pinning Java arrays;
+ * allocated by the native library, whose memory account counts it (see [[NativeMemory]]).
  * Its owner must call close(); BatchScoreExec does so when its task completes.
  */
 final class OffHeapDoubles(val capacity: Long) extends AutoCloseable {
   require(capacity >= 0, s"capacity must be non-negative, got $capacity")
-  private var addr: Long = Platform.allocateMemory(math.max(capacity, 1L) * java.lang.Double.BYTES)
+  private var addr: Long = NativeMethods.allocateBuffer(math.max(capacity, 1L) * java.lang.Double.BYTES)
 
   def address: Long = { check(); addr }
 
@@ -31,7 +32,7 @@ final class OffHeapDoubles(val capacity: Long) extends AutoCloseable {
   }
 
   override def close(): Unit = if (addr != 0) {
-    Platform.freeMemory(addr)
+    NativeMethods.freeBuffer(addr)
     addr = 0
   }
 

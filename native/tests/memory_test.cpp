@@ -1,0 +1,147 @@
+// The native memory account: every allocation is charged to its kind where it is made and given
+// back to that kind when freed, and a model's held bytes are what its load and its later builds
+// kept.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "booster.h"
+#include "engine_predictor.h"
+#include "lightgbm_training.h"
+#include "memory/account.h"
+
+namespace treescore {
+namespace {
+
+using memory::Kind;
+
+int64_t Held(Kind kind) { return memory::Read().held[static_cast<int>(kind)]; }
+
+// Keeps the compiler from eliding an allocation nothing reads, as clang may.
+void Escape(const void* block) { asm volatile("" : : "g"(block) : "memory"); }
+
+TEST(MemoryAccount, ChargesTheScopesKindAndGivesBackToItOnAnyThread) {
+  const int64_t models_before = Held(Kind::kModels);
+  const int64_t working_before = Held(Kind::kWorking);
+  std::unique_ptr<std::vector<double>> kept;
+  int64_t net = 0;
+  {
+    memory::Charge charge(Kind::kModels);
+    kept = std::make_unique<std::vector<double>>(1000);
+    Escape(kept->data());
+    net = charge.net_bytes();
+  }
+  // The vector's 8,000 bytes and the vector object, each with its 16-byte header.
+  EXPECT_EQ(net, 8000 + 16 + static_cast<int64_t>(sizeof(std::vector<double>)) + 16);
+  EXPECT_EQ(Held(Kind::kModels) - models_before, net);
+  std::thread([&] { kept.reset(); }).join();  // freed where the default kind is working
+  EXPECT_EQ(Held(Kind::kModels), models_before);
+  EXPECT_EQ(Held(Kind::kWorking), working_before);
+}
+
+TEST(MemoryAccount, ScopesNestAndRestoreTheOuterKind) {
+  const int64_t programs_before = Held(Kind::kPrograms);
+  memory::Charge outer(Kind::kPrograms);
+  std::vector<char> programs_a(100);
+  Escape(programs_a.data());
+  int64_t inner_net = 0;
+  {
+    memory::Charge inner(Kind::kModels);
+    std::vector<char> models(50);
+    Escape(models.data());
+    inner_net = inner.net_bytes();
+  }
+  std::vector<char> programs_b(200);
+  Escape(programs_b.data());
+  EXPECT_EQ(inner_net, 50 + 16);
+  EXPECT_EQ(outer.net_bytes(), 100 + 16 + 200 + 16);
+  EXPECT_EQ(Held(Kind::kPrograms) - programs_before, 100 + 16 + 200 + 16);
+}
+
+TEST(MemoryAccount, OverAlignedBlocksKeepTheirAlignmentAndAreCounted) {
+  struct alignas(128) Wide {
+    double lanes[16];
+  };
+  const int64_t before = memory::Read().total();
+  auto wide = std::make_unique<Wide>();
+  Escape(wide.get());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(wide.get()) % 128, 0u);
+  EXPECT_EQ(memory::Read().total() - before, static_cast<int64_t>(sizeof(Wide)) + 128);
+  wide.reset();
+  EXPECT_EQ(memory::Read().total(), before);
+}
+
+TEST(MemoryAccount, BuffersAreTheirOwnKindAndThePeakCoversThem) {
+  const int64_t before = Held(Kind::kBuffers);
+  void* buffer = memory::AllocateBuffer(1 << 20);
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer) % 16, 0u);
+  EXPECT_EQ(Held(Kind::kBuffers) - before, (1 << 20) + 16);
+  EXPECT_GE(memory::Read().peak, memory::Read().total());
+  memory::FreeBuffer(buffer);
+  memory::FreeBuffer(nullptr);
+  EXPECT_EQ(Held(Kind::kBuffers), before);
+  EXPECT_THROW(memory::AllocateBuffer(SIZE_MAX - 8), std::bad_alloc);
+  EXPECT_EQ(Held(Kind::kBuffers), before);
+}
+
+// A model's held bytes: what loading kept, then its TreeSHAP tables and slices, all of which
+// the models kind gives back when the model is freed.
+TEST(MemoryAccount, AModelHoldsWhatItsLoadAndItsLaterBuildsKept) {
+  constexpr int kRows = 500, kCols = 6;
+  std::mt19937_64 random(3);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<double> features(kRows * kCols);
+  for (double& value : features) value = uniform(random);
+  std::vector<float> labels(kRows);
+  for (int i = 0; i < kRows; ++i) labels[i] = static_cast<float>(features[i * kCols] + features[i * kCols + 2] > 0);
+  BoosterHandle trained = test_models::Train(features, labels, kCols, "verbose=-1",
+                                             "objective=binary num_leaves=15 verbose=-1 num_threads=1", 30);
+  const std::string text = test_models::ModelText(trained);
+  LGBM_BoosterFree(trained);
+
+  const int64_t models_before = Held(Kind::kModels);
+  std::unique_ptr<EnginePredictor> model;
+  int64_t load_bytes = 0;
+  {
+    memory::Charge charge(Kind::kModels);
+    model = std::make_unique<EnginePredictor>(EnginePredictor::FromModelText(text));
+    load_bytes = charge.net_bytes();
+  }
+  EXPECT_GT(load_bytes, static_cast<int64_t>(text.size()) / 4);  // trees, layout and leaf values
+  EXPECT_EQ(model->built_bytes(), 0);
+  EXPECT_EQ(Held(Kind::kModels) - models_before, load_bytes);
+
+  std::vector<double> out(kRows * (kCols + 1));
+  model->Predict(features.data(), kRows, kCols, PredictKind::kContrib, IterationRange{}, 2, out.data(),
+                 static_cast<int64_t>(out.size()));
+  const int64_t with_tables = model->built_bytes();
+  EXPECT_GT(with_tables, 0);
+  model->Predict(features.data(), kRows, kCols, PredictKind::kRaw, IterationRange{5, 10}, 1, out.data(),
+                 static_cast<int64_t>(out.size()));
+  EXPECT_GT(model->built_bytes(), with_tables);  // the slice of iterations 5 to 14
+  EXPECT_EQ(Held(Kind::kModels) - models_before, load_bytes + model->built_bytes());
+
+  model.reset();
+  EXPECT_EQ(Held(Kind::kModels), models_before);
+
+  // LightGBM's own booster, linked into the same library, is counted the same way.
+  std::unique_ptr<Booster> booster;
+  {
+    memory::Charge charge(Kind::kModels);
+    booster = std::make_unique<Booster>(Booster::FromModelText(text));
+    load_bytes = charge.net_bytes();
+  }
+  EXPECT_GT(load_bytes, static_cast<int64_t>(text.size()) / 4);
+  EXPECT_EQ(Held(Kind::kModels) - models_before, load_bytes);
+  booster.reset();
+  EXPECT_EQ(Held(Kind::kModels), models_before);
+}
+
+}  // namespace
+}  // namespace treescore
