@@ -137,13 +137,16 @@ def test_truncated_model_is_rejected_before_lightgbm_sees_it(spark, regression_b
     assert "not a valid LightGBM text model" in str(error.value)
 
 
-def test_configure_keeps_existing_jars_and_extensions():
-    builder = SparkSession.builder.config("spark.jars", "/opt/other.jar").config("spark.sql.extensions", "a.B")
+def test_configure_keeps_existing_jars_extensions_and_plugins():
+    builder = (SparkSession.builder.config("spark.jars", "/opt/other.jar").config("spark.sql.extensions", "a.B")
+               .config("spark.plugins", "c.D"))
     treescore.configure(builder)
     assert builder._options["spark.jars"] == f"/opt/other.jar,{treescore.jar_path()}"
     assert builder._options["spark.sql.extensions"] == "a.B,treescore.TreescoreExtensions"
+    assert builder._options["spark.plugins"] == "c.D,treescore.TreescorePlugin"
     treescore.configure(builder)  # idempotent
     assert builder._options["spark.jars"].count(treescore.jar_path()) == 1
+    assert builder._options["spark.plugins"].count("treescore.TreescorePlugin") == 1
 
 
 def test_the_wheel_carries_a_jar_for_every_supported_spark_line():

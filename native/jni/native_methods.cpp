@@ -70,15 +70,19 @@ jlong LoadModel(JNIEnv* env, jclass, jbyteArray model_text, jint engine) {
     std::string text(static_cast<size_t>(length), '\0');
     env->GetByteArrayRegion(model_text, 0, length, reinterpret_cast<jbyte*>(text.data()));
     std::shared_ptr<Predictor> model;
-    memory::Charge charge(memory::Kind::kModels);
-    switch (static_cast<Engine>(engine)) {
-      case Engine::kLightGbm: model = std::make_shared<Booster>(Booster::FromModelText(text)); break;
-      case Engine::kTreescore:
-        model = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text));
-        break;
-      default: throw std::invalid_argument("unknown engine code " + std::to_string(engine));
+    int64_t held_bytes = 0;
+    {
+      memory::Charge charge(memory::Kind::kModels);
+      switch (static_cast<Engine>(engine)) {
+        case Engine::kLightGbm: model = std::make_shared<Booster>(Booster::FromModelText(text)); break;
+        case Engine::kTreescore:
+          model = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text));
+          break;
+        default: throw std::invalid_argument("unknown engine code " + std::to_string(engine));
+      }
+      held_bytes = charge.net_bytes();
     }
-    const int64_t held_bytes = charge.net_bytes();
+    // Outside the charge: the registry's table outlives every model in it, so it is working memory.
     return static_cast<jlong>(Models().Add(std::move(model), held_bytes));
   });
 }
@@ -140,10 +144,14 @@ jlong CompileProgram(JNIEnv* env, jclass, jlongArray code, jdoubleArray constant
     const auto handles = CopyArray<int64_t>(env, model_handles, &JNIEnv::GetLongArrayRegion);
     std::vector<std::shared_ptr<const Predictor>> models;
     for (int64_t handle : handles) models.push_back(Models().Get(handle));  // the program keeps them alive
-    memory::Charge charge(memory::Kind::kPrograms);
-    Program program = DecodeProgram(CopyArray<int64_t>(env, code, &JNIEnv::GetLongArrayRegion),
-                                    CopyArray<double>(env, constants, &JNIEnv::GetDoubleArrayRegion), models);
-    return static_cast<jlong>(Programs().Add(std::make_shared<Program>(std::move(program))));
+    std::shared_ptr<Program> program;
+    {
+      memory::Charge charge(memory::Kind::kPrograms);
+      program = std::make_shared<Program>(DecodeProgram(CopyArray<int64_t>(env, code, &JNIEnv::GetLongArrayRegion),
+                                                        CopyArray<double>(env, constants, &JNIEnv::GetDoubleArrayRegion),
+                                                        models));
+    }
+    return static_cast<jlong>(Programs().Add(std::move(program)));
   });
 }
 
@@ -299,6 +307,8 @@ jlongArray NativeMemoryHeld(JNIEnv* env, jclass) {
   });
 }
 
+jlong TakeThreadPeak(JNIEnv*, jclass) { return static_cast<jlong>(memory::TakeThreadPeak()); }
+
 // The JVM's off-heap task buffers, allocated here so that the account counts them.
 jlong AllocateBuffer(JNIEnv* env, jclass, jlong bytes) {
   return Guarded<jlong>(env, 0, [&] {
@@ -324,6 +334,7 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("liveModelCount"), const_cast<char*>("()J"), reinterpret_cast<void*>(&LiveModelCount)},
     {const_cast<char*>("allocatorInUseBytes"), const_cast<char*>("()J"), reinterpret_cast<void*>(&AllocatorInUseBytes)},
     {const_cast<char*>("nativeMemoryHeld"), const_cast<char*>("()[J"), reinterpret_cast<void*>(&NativeMemoryHeld)},
+    {const_cast<char*>("takeThreadPeak"), const_cast<char*>("()J"), reinterpret_cast<void*>(&TakeThreadPeak)},
     {const_cast<char*>("allocateBuffer"), const_cast<char*>("(J)J"), reinterpret_cast<void*>(&AllocateBuffer)},
     {const_cast<char*>("freeBuffer"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&FreeBuffer)},
     {const_cast<char*>("compileProgram"), const_cast<char*>("([J[D[J)J"), reinterpret_cast<void*>(&CompileProgram)},

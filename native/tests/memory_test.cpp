@@ -63,6 +63,17 @@ TEST(MemoryAccount, ScopesNestAndRestoreTheOuterKind) {
   EXPECT_EQ(Held(Kind::kPrograms) - programs_before, 100 + 16 + 200 + 16);
 }
 
+TEST(MemoryAccount, AThreadsPeakCoversWhatItHeldBrieflyAndRestarts) {
+  memory::TakeThreadPeak();
+  const int64_t before = memory::Read().total();
+  {
+    std::vector<char> brief(1 << 20);
+    Escape(brief.data());
+  }
+  EXPECT_GE(memory::TakeThreadPeak(), before + (1 << 20));
+  EXPECT_LT(memory::TakeThreadPeak(), before + (1 << 20));  // the watch restarted
+}
+
 TEST(MemoryAccount, OverAlignedBlocksKeepTheirAlignmentAndAreCounted) {
   struct alignas(128) Wide {
     double lanes[16];

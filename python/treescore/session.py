@@ -10,6 +10,7 @@ from treescore._jvm import require_jar
 from treescore.jars import coordinate, jar_path
 
 EXTENSIONS = "treescore.TreescoreExtensions"
+PLUGIN = "treescore.TreescorePlugin"
 SOURCES = ("wheel", "maven")
 
 
@@ -23,7 +24,7 @@ def _append(builder: SparkSession.Builder, key: str, value: str, separator: str)
 
 def configure(builder: SparkSession.Builder, source: str = "wheel", repository: Optional[str] = None
               ) -> SparkSession.Builder:
-    """Adds treescore's jar and extensions to a session builder and returns it.
+    """Adds treescore's jar, extensions and plugin to a session builder and returns it.
 
     >>> spark = treescore.configure(SparkSession.builder.master("local[*]")).getOrCreate()
 
@@ -32,6 +33,10 @@ def configure(builder: SparkSession.Builder, source: str = "wheel", repository: 
     functions. source "maven" asks Spark to resolve treescore's Maven coordinate instead
     (spark.jars.packages, treescore.jars.coordinate()), from `repository` if given (added to
     spark.jars.repositories) as well as Spark's default ones.
+
+    The plugin (spark.plugins) reports the native memory treescore holds through Spark's metrics
+    system and warns at startup when the executors' memory overhead cannot hold it
+    (docs/tuning.md, "Sizing native memory").
     """
     if source == "wheel":
         jar = jar_path()
@@ -44,6 +49,7 @@ def configure(builder: SparkSession.Builder, source: str = "wheel", repository: 
     else:
         raise ValueError(f"treescore: unknown jar source {source!r}; expected one of {', '.join(SOURCES)}")
     _append(builder, "spark.sql.extensions", EXTENSIONS, ",")
+    _append(builder, "spark.plugins", PLUGIN, ",")
     return builder
 
 
@@ -55,7 +61,8 @@ def enable(spark: SparkSession) -> bool:
     cluster library, --packages or --jars) but without spark.sql.extensions. Scores are then
     batched as with configure(); one difference remains: a running session cannot take Spark's
     columnar rules, so a score over Parquet, ORC or the columnar cache reads rows, not column
-    vectors (same bits, fewer rows per second: docs/tuning.md).
+    vectors (same bits, fewer rows per second: docs/tuning.md). Nor can it take a plugin: treescore's
+    native memory metrics need spark.plugins=treescore.TreescorePlugin when the session starts.
 
     On Spark Connect the server's own configuration decides: this checks that the server has
     treescore's extensions, and raises, saying how to start it, if it has not.

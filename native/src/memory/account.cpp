@@ -23,6 +23,7 @@ std::atomic<int64_t> peak_bytes;
 
 thread_local Kind thread_kind = Kind::kWorking;
 thread_local int64_t thread_net_bytes = 0;
+thread_local int64_t thread_seen_peak = 0;
 
 void Add(uint32_t kind, int64_t bytes) {
   held_bytes[kind].fetch_add(bytes, std::memory_order_relaxed);
@@ -30,6 +31,7 @@ void Add(uint32_t kind, int64_t bytes) {
   int64_t peak = peak_bytes.load(std::memory_order_relaxed);
   while (total > peak && !peak_bytes.compare_exchange_weak(peak, total, std::memory_order_relaxed)) {
   }
+  if (total > thread_seen_peak) thread_seen_peak = total;
   thread_net_bytes += bytes;
 }
 
@@ -97,6 +99,13 @@ Totals Read() {
   for (int kind = 0; kind < kKinds; ++kind) totals.held[kind] = held_bytes[kind].load(std::memory_order_relaxed);
   totals.peak = peak_bytes.load(std::memory_order_relaxed);
   return totals;
+}
+
+int64_t TakeThreadPeak() {
+  const int64_t now = total_bytes.load(std::memory_order_relaxed);
+  const int64_t seen = thread_seen_peak > now ? thread_seen_peak : now;
+  thread_seen_peak = 0;
+  return seen;
 }
 
 Charge::Charge(Kind kind) : previous_(thread_kind), start_(thread_net_bytes) { thread_kind = kind; }

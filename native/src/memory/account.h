@@ -26,6 +26,11 @@ struct Totals {
 };
 Totals Read();
 
+// The most held in total that this thread's allocations saw since it last called this (or since
+// it began), or the total now if more; starts the next watch. A task's thread calls it when it
+// starts and when it ends to learn the peak of its time, working memory of its calls included.
+int64_t TakeThreadPeak();
+
 // While one lives, allocations on its thread are charged to its kind; it also measures what
 // they keep. Scopes nest: the innermost kind applies.
 class Charge {

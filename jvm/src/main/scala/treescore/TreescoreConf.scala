@@ -58,10 +58,15 @@ object TreescoreConf {
       "give the same bits; `explain` and the operator's metrics show which one scored each call. See " +
       "[exactness.md](exactness.md).", oneOf("auto", "treescore", "lightgbm"))
 
-  val CacheMaxBytes: ConfEntry[Long] = ConfEntry("spark.treescore.cache.maxBytes", "2g", "application",
-    "Per-executor budget for loaded native models, estimated by model text size. When loaded models exceed it, " +
-      "the least recently used ones that no task is using are freed; a model in use is never freed, so the cache " +
-      "can exceed the budget while tasks hold more than it. Accepts byte sizes like `512m`.", size("512m or 2g"))
+  val CacheMaxBytes: ConfEntry[Option[Long]] = ConfEntry("spark.treescore.cache.maxBytes", "auto", "application",
+    "Per-executor budget for the native memory of loaded models, as treescore's native memory account counts it " +
+      "(what the engine builds, TreeSHAP tables included). When loaded models exceed it, the least recently used " +
+      "ones that no task is using are freed; a model in use is never freed, so the cache can exceed the budget " +
+      "while tasks hold more than it. A model that alone holds more than the budget is scored uncached (freed as soon " +
+      "as no task holds it), with a warning naming both sizes, once per model. `auto`: what `spark.executor.memoryOverhead` leaves after 256 MiB for the JVM and 16 MiB " +
+      "per task slot for task buffers (2 GiB in local mode). Accepts `auto` or byte sizes like `512m`. See " +
+      "[tuning.md](tuning.md#sizing-native-memory).",
+    (key, raw) => if (raw.trim.equalsIgnoreCase("auto")) None else Some(size("auto, 512m or 2g")(key, raw)))
 
   val BroadcastThresholdBytes: ConfEntry[Long] = ConfEntry("spark.treescore.broadcast.thresholdBytes", "100m", "query",
     "Models whose text is larger than this reach executors as a Spark broadcast: each executor fetches the model " +

@@ -31,8 +31,9 @@ class ConfigurationDocSuite extends AnyFunSuite {
     val enabled = intercept[IllegalArgumentException](TreescoreConf.BatchEnabled.read(Some("yes")))
     assert(enabled.getMessage == "spark.treescore.batch.enabled must be true or false, got 'yes'")
     val cache = intercept[IllegalArgumentException](TreescoreConf.CacheMaxBytes.read(Some("lots")))
-    assert(cache.getMessage == "spark.treescore.cache.maxBytes must be a size such as 512m or 2g, got 'lots'")
-    assert(TreescoreConf.CacheMaxBytes.read(None) == (2L << 30))
+    assert(cache.getMessage == "spark.treescore.cache.maxBytes must be a size such as auto, 512m or 2g, got 'lots'")
+    assert(TreescoreConf.CacheMaxBytes.read(None).isEmpty)
+    assert(TreescoreConf.CacheMaxBytes.read(Some("512m")).contains(512L << 20))
     assert(TreescoreConf.BroadcastThresholdBytes.read(Some("1k")) == 1024L)
   }
 }

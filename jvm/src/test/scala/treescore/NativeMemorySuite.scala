@@ -71,9 +71,7 @@ class NativeMemorySuite extends SparkSuite {
         f"peak ${held.peak >> 10} KiB; cached models hold ${models >> 10} KiB")
       assert(held("buffers") == 0, s"$when: task buffers outlive their tasks")
       assert(held("programs") == 0, s"$when: programs outlive their tasks")
-      // Past what the models hold, only the handle registry's entries (about 100 bytes each).
-      assert(held("models") >= models && held("models") - models < 4096 + 256L * ModelCache.loadedCount,
-        s"$when: the models kind holds ${held("models")} bytes, the cached models $models")
+      assert(held("models") == models, s"$when: the models kind holds ${held("models")} bytes, the cached models $models")
       assert(held.peak >= held.total)
     }
     try {

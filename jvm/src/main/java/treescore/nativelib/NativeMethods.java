@@ -151,6 +151,12 @@ public final class NativeMethods {
    */
   public static native long[] nativeMemoryHeld();
 
+  /**
+   * The most native memory held in total that the calling thread's allocations saw since its
+   * last call, or the total now if more; starts the next watch.
+   */
+  public static native long takeThreadPeak();
+
   /** Allocates an off-heap buffer of `bytes` bytes, counted by the account; throws OutOfMemoryError. */
   public static native long allocateBuffer(long bytes);
 

@@ -39,6 +39,7 @@ trait BatchScoreNode extends UnaryExecNode {
     "featureWriteTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "feature write time"),
     "nativeTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "native scoring time"),
     "modelLoadTime" -> SQLMetrics.createNanoTimingMetric(sparkContext, "model load time"),
+    "nativePeakBytes" -> SQLMetrics.createSizeMetric(sparkContext, "peak native memory of the executor while a task scored"),
     "escalatedRows" -> SQLMetrics.createMetric(sparkContext, "rows escalated by cascades"),
     "topKRowsDropped" -> SQLMetrics.createMetric(sparkContext, "rows top-K selection dropped"),
     "topKTreesEvaluated" -> SQLMetrics.createMetric(sparkContext, "trees top-K selection evaluated"),

@@ -13,6 +13,7 @@ import scala.collection.mutable.ArrayBuffer
 
 import treescore.expressions.BatchableScore
 import treescore.model.Engine
+import treescore.nativelib.NativeMethods
 import treescore.rules.TopKSelection
 
 /**
@@ -47,7 +48,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
   }
 
   private def scoreEveryRow(batches: Iterator[InputBatch]): Iterator[InternalRow] = {
-    lazy val scorer = open(scores.indices)
+    lazy val scorer = { watchNativePeak(); open(scores.indices) }
     val results = new SpecificInternalRow(resultAttrs.map(_.dataType))
     val joined = new JoinedRow
     val toOutput = UnsafeProjection.create(passThrough ++ resultAttrs, inputSchema ++ resultAttrs)
@@ -68,7 +69,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
    */
   def scoreColumnarPartition(batches: Iterator[ColumnarBatch]): Iterator[ColumnarBatch] = {
     require(topK.isEmpty, "a top-K selection's output is rows")
-    lazy val scorer = open(scores.indices)
+    lazy val scorer = { watchNativePeak(); open(scores.indices) }
     val resultSchema = StructType(resultAttrs.map(a => StructField(a.name, a.dataType, a.nullable)))
     lazy val vectors: Array[WritableColumnVector] = {
       val allocated = OnHeapColumnVector.allocateColumns(batchRows, resultSchema).asInstanceOf[Array[WritableColumnVector]]
@@ -101,12 +102,14 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
     val partitionIndex = TaskContext.getPartitionId()
     val board = if (selection.groupBy.isEmpty) Some(TopKBoards(topKBoard, selection.k)) else None
     val floor = board.map(_.floorFor(partitionIndex)).getOrElse(() => Double.NegativeInfinity)
+    lazy val watching: Unit = watchNativePeak()
     lazy val selector = {
+      watching
       val opened = TopKScorer.open(scores(selection.score), selection, inputSchema, batchRows, metrics)
       TaskContext.get().addTaskCompletionListener[Unit](_ => opened.close())
       opened
     }
-    lazy val rest = open(others)
+    lazy val rest = { watching; open(others) }
     val results = new SpecificInternalRow(resultAttrs.map(_.dataType))
     val joined = new JoinedRow
     val toOutput = UnsafeProjection.create(passThrough ++ resultAttrs, inputSchema ++ resultAttrs)
@@ -132,6 +135,16 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
         toOutput(joined(row, results))
       }
     }
+  }
+
+  /**
+   * From the task's first scorer on: the most native memory held in this JVM while the task's
+   * thread allocated (its calls' working memory included), added to the task's metric when it
+   * completes.
+   */
+  private def watchNativePeak(): Unit = {
+    NativeMethods.takeThreadPeak()
+    TaskContext.get().addTaskCompletionListener[Unit](_ => metrics("nativePeakBytes") += NativeMethods.takeThreadPeak())
   }
 
   /** The task's scorer for the calls `calls`, whose results go to the same fields of the result row. */

@@ -2,7 +2,7 @@ package treescore.nativelib
 
 import scala.collection.mutable
 
-import org.apache.spark.SparkEnv
+import org.apache.spark.{SparkConf, SparkEnv}
 import org.slf4j.LoggerFactory
 
 import treescore.TreescoreConf
@@ -99,12 +99,34 @@ object ModelCache {
     try {
       val (native, loadNanos) = entry.loaded(model)
       if (engine == Engine.Treescore && kind == PredictKind.Contrib) entry.expectTables(model.shapTables.tableBytes)
+      warnIfOverBudget(entry, kind)
       synchronized(evictOverBudget())
       new ModelLease(native, loadNanos, () => release(entry))
     } catch {
       case e: Throwable =>
         release(entry)
         throw e
+    }
+  }
+
+  // Models said to be over the budget on their own, so that each is said once per JVM.
+  private val saidOverBudget = java.util.concurrent.ConcurrentHashMap.newKeySet[Key]()
+
+  /**
+   * A model that alone holds more than the budget is still scored, but not kept: it is freed as
+   * soon as no task holds it, and every task that needs it parses it again. Said once per model.
+   */
+  private def warnIfOverBudget(entry: Entry, kind: PredictKind): Unit = {
+    val budget = currentBudget
+    if (entry.bytes > budget.maxBytes && saidOverBudget.add(entry.key)) {
+      val key = entry.key
+      log.warn(s"treescore: model ${key.contentHash.take(12)} (${key.range}, ${key.engine} engine) holds " +
+        s"${CacheBudget.mib(entry.bytes)} of native memory" +
+        (if (kind == PredictKind.Contrib && key.engine == Engine.Treescore) " with its TreeSHAP tables" else "") +
+        s", more than the model cache's budget of ${CacheBudget.mib(budget.maxBytes)} (${budget.describe}). It is " +
+        "scored uncached: freed when no task holds it and parsed again by every task that needs it. Raise " +
+        s"spark.executor.memoryOverhead, or set ${TreescoreConf.CacheMaxBytes.key} to at least " +
+        s"${CacheBudget.mib(entry.bytes + (1L << 20))}.")
     }
   }
 
@@ -122,12 +144,26 @@ object ModelCache {
     idle.iterator.takeWhile(_ => loadedBytes > budget).foreach { e =>
       entries.remove(e.key)
       loadedBytes -= e.bytes
+      evicted.incrementAndGet()
       e.free(s"the cache held ${(loadedBytes + e.bytes) >> 10} KiB, over its budget of ${budget >> 10} KiB")
     }
   }
 
-  private def maxBytes: Long =
-    budgetOverride.getOrElse(TreescoreConf.CacheMaxBytes.read(Option(SparkEnv.get).flatMap(_.conf.getOption(TreescoreConf.CacheMaxBytes.key))))
+  private def maxBytes: Long = currentBudget.maxBytes
+
+  /** The budget in bytes this JVM's cache keeps to now. */
+  def budgetBytes: Long = maxBytes
+
+  /** The budget of this JVM: from its Spark conf, or as in local mode outside Spark. */
+  private def currentBudget: CacheBudget = {
+    val conf = Option(SparkEnv.get).map(_.conf).getOrElse(new SparkConf(false).setMaster("local"))
+    val budget = CacheBudget.of(conf)
+    budgetOverride.fold(budget)(bytes => budget.copy(configured = Some(bytes)))
+  }
+
+  /** Models freed for the budget since this JVM started. */
+  def evictions: Long = evicted.get()
+  private val evicted = new java.util.concurrent.atomic.AtomicLong()
 
   /** Leases held right now, over all models; each task scorer returns its own when it closes. */
   def leasesHeld: Int = synchronized(entries.valuesIterator.map(_.users).sum)

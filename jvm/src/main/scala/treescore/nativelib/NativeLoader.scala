@@ -26,11 +26,15 @@ object NativeLoader {
   private val jniLibrary = Seq("libtreescore_jni.so", "libtreescore_jni.dylib")
 
   private lazy val loaded: Either[Throwable, Unit] =
-    try Right(loadAll(platform))
+    try { loadAll(platform); ready = true; Right(()) }
     catch { case NonFatal(e) => Left(e); case e: LinkageError => Left(e) }
+  @volatile private var ready = false
 
   /** Loads the libraries if this JVM has not yet; throws a descriptive error if they cannot be. */
   def ensureLoaded(): Unit = loaded.fold(e => throw e, identity)
+
+  /** Whether the libraries are loaded in this JVM; never loads them. */
+  def isLoaded: Boolean = ready
 
   /** Loads the libraries of `platform` from the jar; separate from `platform` so tests can name another. */
   private[treescore] def loadAll(platform: String): Unit = {

@@ -23,4 +23,8 @@ object NativeMemory {
     require(values.length == kinds.length + 1, s"the native library reports ${values.length - 1} kinds, not ${kinds.length}")
     Held(kinds.zip(values).toMap, values(kinds.length))
   }
+
+  /** The account where the library is loaded; nothing held where no call has loaded it yet. */
+  def heldIfLoaded(): Held =
+    if (NativeLoader.isLoaded) held() else Held(WireCodes.NativeMemory.names.map(_ -> 0L).toMap, 0L)
 }

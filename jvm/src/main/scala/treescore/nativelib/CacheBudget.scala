@@ -1,0 +1,108 @@
+package treescore.nativelib
+
+import org.apache.spark.SparkConf
+
+import treescore.TreescoreConf
+
+/**
+ * What an executor's native memory allows the model cache (docs/tuning.md, "Sizing native
+ * memory"). A cluster manager kills an executor whose process outgrows its heap plus
+ * `spark.executor.memoryOverhead`, and that overhead must also hold the JVM's own native memory
+ * (metaspace, code cache, thread stacks, network buffers) and treescore's task buffers. So under
+ * `spark.treescore.cache.maxBytes=auto` the models get what is left of the overhead after
+ * [[CacheBudget.JvmReserveBytes]] for the JVM and [[CacheBudget.TaskBufferBytes]] per task slot.
+ *
+ * In local mode the executor is the driver's own process, which no cluster manager bounds: there
+ * `auto` is [[CacheBudget.LocalBytes]].
+ */
+final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSlots: Int, configured: Option[Long],
+    local: Boolean) {
+  import CacheBudget._
+
+  val taskBufferBytes: Long = taskSlots.toLong * TaskBufferBytes
+
+  /** The model cache's budget in bytes. */
+  val maxBytes: Long = configured.getOrElse {
+    if (local) LocalBytes else math.max(0L, overheadBytes - JvmReserveBytes - taskBufferBytes)
+  }
+
+  /** How much more overhead the JVM's reserve, the task buffers and the budget need; 0 if none. */
+  def shortfallBytes: Long =
+    if (local) 0L else math.max(0L, JvmReserveBytes + taskBufferBytes + maxBytes - overheadBytes)
+
+  /** How the budget was reached, for log lines and errors. */
+  def describe: String = configured match {
+    case Some(bytes) => s"${TreescoreConf.CacheMaxBytes.key}=${mib(bytes)}"
+    case None if local => s"${TreescoreConf.CacheMaxBytes.key}=auto, ${mib(LocalBytes)} in local mode"
+    case None =>
+      s"${TreescoreConf.CacheMaxBytes.key}=auto: ${mib(maxBytes)} of the executor's $overheadSource, after " +
+        s"${mib(JvmReserveBytes)} for the JVM and ${mib(taskBufferBytes)} for $taskSlots task slots' buffers"
+  }
+
+  /** The warning an executor's start gives where its overhead cannot hold what treescore needs. */
+  def warning: Option[String] = {
+    val short = shortfallBytes
+    if (short > 0) {
+      Some(s"treescore: the executor's $overheadSource cannot hold treescore's native memory: " +
+        s"${mib(JvmReserveBytes)} for the JVM, ${mib(taskBufferBytes)} for $taskSlots task slots' buffers and " +
+        s"${mib(maxBytes)} for models (${TreescoreConf.CacheMaxBytes.key}). Raise spark.executor.memoryOverhead by at " +
+        s"least ${mib(short)}, or lower ${TreescoreConf.CacheMaxBytes.key}; otherwise a cluster manager may kill " +
+        "executors for their memory.")
+    } else if (configured.isEmpty && !local && maxBytes < SmallBytes) {
+      Some(s"treescore: the executor's $overheadSource leaves ${mib(maxBytes)} for native models " +
+        s"(${describe}); a model larger than that cannot be scored. Raise spark.executor.memoryOverhead by the " +
+        "native size of the models a job uses at once (docs/tuning.md, \"Sizing native memory\").")
+    } else None
+  }
+}
+
+object CacheBudget {
+  /** The overhead left to the JVM's own native memory; docs/tuning.md reserves the same. */
+  val JvmReserveBytes: Long = 256L << 20
+  /** Per task slot: the feature matrix of one batch of 8192 rows of 256 doubles. */
+  val TaskBufferBytes: Long = 8192L * 256 * 8
+  /** `auto` in local mode, where no cluster manager bounds the process. */
+  val LocalBytes: Long = 2L << 30
+  /** An `auto` budget below this gets a warning at startup. */
+  val SmallBytes: Long = 64L << 20
+
+  // Spark's own defaults for the executor's memory and its overhead.
+  private val DefaultExecutorMemoryMiB = 1024L
+  private val DefaultOverheadFactor = 0.10
+  private val DefaultMinOverheadMiB = 384L
+
+  /** The budget for executors of an application with configuration `conf`. */
+  def of(conf: SparkConf): CacheBudget = {
+    val configured = TreescoreConf.CacheMaxBytes.read(conf.getOption(TreescoreConf.CacheMaxBytes.key))
+    val master = conf.get("spark.master", "")
+    val local = master == "local" || master.startsWith("local[")
+    val (overhead, source) = overheadOf(conf)
+    CacheBudget(overhead, source, taskSlots(conf, master), configured, local)
+  }
+
+  private def overheadOf(conf: SparkConf): (Long, String) = conf.getOption("spark.executor.memoryOverhead") match {
+    case Some(raw) =>
+      val bytes = conf.getSizeAsMb("spark.executor.memoryOverhead") << 20
+      (bytes, s"spark.executor.memoryOverhead=$raw (${mib(bytes)})")
+    case None =>
+      val memoryMiB = conf.getSizeAsMb("spark.executor.memory", s"${DefaultExecutorMemoryMiB}m")
+      val factor = conf.getDouble("spark.executor.memoryOverheadFactor", DefaultOverheadFactor)
+      val minimumMiB = conf.getSizeAsMb("spark.executor.minMemoryOverhead", s"${DefaultMinOverheadMiB}m")
+      val bytes = math.max((factor * memoryMiB).toLong, minimumMiB) << 20
+      (bytes, f"default memory overhead (${mib(bytes)}: ${factor * 100}%.0f%% of spark.executor.memory=${memoryMiB}m, " +
+        s"at least ${minimumMiB}m)")
+  }
+
+  // Tasks that run at once in one executor.
+  private def taskSlots(conf: SparkConf, master: String): Int = {
+    val LocalThreads = """local\[(\d+)(?:,\d+)?\]""".r
+    val cores = master match {
+      case LocalThreads(n) => n.toInt
+      case _ => conf.getInt("spark.executor.cores", Runtime.getRuntime.availableProcessors())
+    }
+    math.max(1, cores / math.max(1, conf.getInt("spark.task.cpus", 1)))
+  }
+
+  /** A byte count as people read one: KiB below a MiB, MiB above. */
+  private[treescore] def mib(bytes: Long): String = if (bytes < (1L << 20)) s"${bytes >> 10} KiB" else s"${bytes >> 20} MiB"
+}

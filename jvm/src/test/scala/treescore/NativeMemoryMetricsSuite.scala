@@ -1,0 +1,88 @@
+package treescore
+
+import java.lang.management.ManagementFactory
+import javax.management.ObjectName
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.SparkConf
+import org.apache.spark.sql.SparkSession
+
+import treescore.functions.score
+import treescore.nativelib.{CacheBudget, ModelCache, NativeMemory}
+import treescore.wire.WireCodes
+
+/**
+ * treescore's native memory as Spark reports it: the plugin's gauges through a metrics sink
+ * (JMX here), the batched operator's peak, and the budget an executor's overhead allows.
+ */
+class NativeMemoryMetricsSuite extends SparkSuite {
+
+  override lazy val spark: SparkSession = SparkSession.builder()
+    .master("local[2]")
+    .appName(getClass.getSimpleName)
+    .config("spark.sql.extensions", classOf[TreescoreExtensions].getName)
+    .config("spark.plugins", classOf[TreescorePlugin].getName)
+    .config("spark.metrics.conf.*.sink.jmx.class", "org.apache.spark.metrics.sink.JmxSink")
+    .config("spark.ui.enabled", "false")
+    .config("spark.driver.host", "127.0.0.1")
+    .config("spark.driver.bindAddress", "127.0.0.1")
+    .getOrCreate()
+
+  private def gauge(name: String): Long = {
+    val server = ManagementFactory.getPlatformMBeanServer
+    val found = server.queryNames(new ObjectName(s"metrics:name=*plugin.treescore.TreescorePlugin.$name,*"), null).asScala
+    assert(found.size == 1, s"one JMX bean for $name, found ${found.mkString(", ")}")
+    server.getAttribute(found.head, "Value").asInstanceOf[Long]
+  }
+
+  test("the plugin's gauges report the native account, the cache and its budget through a metrics sink") {
+    fixtureFrame.select(score(binaryModel).as("s")).collect()
+    val held = NativeMemory.held()
+    for (kind <- WireCodes.NativeMemory.names if kind != "working") {
+      assert(gauge(s"nativeMemory.$kind") == held(kind), kind) // working memory moves with any call
+    }
+    assert(gauge("nativeMemory.models") >= ModelCache.heldBytes && ModelCache.heldBytes > 0)
+    assert(gauge("nativeMemory.peak") >= gauge("nativeMemory.total"))
+    assert(gauge("models.loaded") == ModelCache.loadedCount)
+    assert(gauge("models.evictions") == ModelCache.evictions)
+    assert(gauge("models.budgetBytes") == CacheBudget.LocalBytes, "auto, in local mode")
+  }
+
+  test("the batched operator reports the peak of native memory while its tasks scored") {
+    val frame = fixtureFrame.repartition(2).select(score(binaryModel, ScoreOptions(kind = "contrib")).as("s"))
+    frame.collect()
+    val peak = batchOperators(frame).head.metrics("nativePeakBytes").value
+    val contributionBuffer = 8192L * binaryModel.numFeatures * 8 // at least one task's feature matrix
+    assert(peak >= contributionBuffer, s"peak $peak")
+  }
+
+  test("auto: the overhead left after the JVM's reserve and the task slots' buffers, with a warning when short") {
+    def budget(settings: (String, String)*): CacheBudget =
+      CacheBudget.of(new SparkConf(false).setMaster("yarn").setAll(settings))
+    val small = budget("spark.executor.memory" -> "4g", "spark.executor.cores" -> "4")
+    assert(small.overheadBytes == (409L << 20), "10% of 4 GiB")
+    assert(small.maxBytes == (409L << 20) - CacheBudget.JvmReserveBytes - 4 * CacheBudget.TaskBufferBytes)
+    assert(small.shortfallBytes == 0 && small.warning.isEmpty)
+    val six = budget("spark.executor.memory" -> "4g", "spark.executor.cores" -> "6")
+    assert(six.warning.exists(_.contains("leaves 57 MiB for native models")), six.warning)
+
+    val roomy = budget("spark.executor.memoryOverhead" -> "3g", "spark.executor.cores" -> "4")
+    assert(roomy.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 4 * CacheBudget.TaskBufferBytes)
+    assert(roomy.warning.isEmpty)
+
+    val explicit = budget("spark.executor.memory" -> "8g", "spark.executor.cores" -> "2",
+      TreescoreConf.CacheMaxBytes.key -> "2g")
+    assert(explicit.maxBytes == (2L << 30))
+    val short = (256L + 32 + 2048 - 819) << 20
+    assert(explicit.shortfallBytes == short)
+    assert(explicit.warning.exists(_.contains(s"Raise spark.executor.memoryOverhead by at least ${short >> 20} MiB")),
+      explicit.warning)
+
+    val minimum = budget("spark.executor.memory" -> "1g", "spark.executor.cores" -> "16")
+    assert(minimum.overheadBytes == (384L << 20) && minimum.maxBytes == 0, "384 MiB cannot hold 16 slots' buffers")
+    assert(minimum.warning.exists(_.contains("by at least 128 MiB")), minimum.warning)
+
+    assert(CacheBudget.of(new SparkConf(false).setMaster("local[4]")).maxBytes == CacheBudget.LocalBytes)
+  }
+}
