@@ -45,6 +45,13 @@ object TreescoreConf {
       "batch holds `batch.rows / points` input rows (at least one). See [tuning.md](tuning.md). Must be a positive " +
       "integer.", positiveInt)
 
+  val BatchMaxBytes: ConfEntry[Long] = ConfEntry("spark.treescore.batch.maxBytes", "16m", "query",
+    "Most off-heap buffer memory one batched operator's task holds: per input row, each call's features and outputs " +
+      "(a contribution is `features + 1` doubles per class, a grid's every point counts) times 8 bytes. Where " +
+      "`batch.rows` rows would take more, batches hold fewer rows: very wide models and contributions get smaller " +
+      "batches, not more memory. The automatic model budget (`cache.maxBytes=auto`) leaves this much room per task " +
+      "slot. See [tuning.md](tuning.md#sizing-native-memory). Accepts byte sizes like `64m`.", size("16m or 64m"))
+
   val NativeThreads: ConfEntry[Int] = ConfEntry("spark.treescore.native.threads", "1", "query",
     "Threads per native call of treescore's engine (LightGBM's predictor, built without OpenMP, runs on the task's thread). Spark already runs one task per core, so 1 never oversubscribes " +
       "the executor's cores. Raise it only when an executor runs fewer concurrent tasks than it has cores. Must be a " +
@@ -64,7 +71,7 @@ object TreescoreConf {
       "ones that no task is using are freed; a model in use is never freed, so the cache can exceed the budget " +
       "while tasks hold more than it. A model that alone holds more than the budget is scored uncached (freed as soon " +
       "as no task holds it), with a warning naming both sizes, once per model. `auto`: what `spark.executor.memoryOverhead` leaves after 256 MiB for the JVM and 16 MiB " +
-      "per task slot for task buffers (2 GiB in local mode). Accepts `auto` or byte sizes like `512m`. See " +
+      "per task slot (`batch.maxBytes`) for task buffers (2 GiB in local mode). Accepts `auto` or byte sizes like `512m`. See " +
       "[tuning.md](tuning.md#sizing-native-memory).",
     (key, raw) => if (raw.trim.equalsIgnoreCase("auto")) None else Some(size("auto, 512m or 2g")(key, raw)))
 
@@ -84,7 +91,7 @@ object TreescoreConf {
   /** The key prefix of [[ModelNames]]: `spark.treescore.model.`. */
   val ModelNamePrefix: String = ModelNames.key.stripSuffix("<name>")
 
-  val all: Seq[ConfEntry[_]] = Seq(BatchEnabled, ColumnarEnabled, TopKEnabled, BatchRows, NativeThreads, EngineChoice, CacheMaxBytes, BroadcastThresholdBytes,
+  val all: Seq[ConfEntry[_]] = Seq(BatchEnabled, ColumnarEnabled, TopKEnabled, BatchRows, BatchMaxBytes, NativeThreads, EngineChoice, CacheMaxBytes, BroadcastThresholdBytes,
     ModelNames)
 
   /** The reference table in docs/configuration.md, as it must read. */

@@ -62,13 +62,13 @@ class NativeMemoryMetricsSuite extends SparkSuite {
       CacheBudget.of(new SparkConf(false).setMaster("yarn").setAll(settings))
     val small = budget("spark.executor.memory" -> "4g", "spark.executor.cores" -> "4")
     assert(small.overheadBytes == (409L << 20), "10% of 4 GiB")
-    assert(small.maxBytes == (409L << 20) - CacheBudget.JvmReserveBytes - 4 * CacheBudget.TaskBufferBytes)
+    assert(small.maxBytes == (409L << 20) - CacheBudget.JvmReserveBytes - 4 * (16L << 20))
     assert(small.shortfallBytes == 0 && small.warning.isEmpty)
     val six = budget("spark.executor.memory" -> "4g", "spark.executor.cores" -> "6")
     assert(six.warning.exists(_.contains("leaves 57 MiB for native models")), six.warning)
 
     val roomy = budget("spark.executor.memoryOverhead" -> "3g", "spark.executor.cores" -> "4")
-    assert(roomy.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 4 * CacheBudget.TaskBufferBytes)
+    assert(roomy.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 4 * (16L << 20))
     assert(roomy.warning.isEmpty)
 
     val explicit = budget("spark.executor.memory" -> "8g", "spark.executor.cores" -> "2",
@@ -83,6 +83,27 @@ class NativeMemoryMetricsSuite extends SparkSuite {
     assert(minimum.overheadBytes == (384L << 20) && minimum.maxBytes == 0, "384 MiB cannot hold 16 slots' buffers")
     assert(minimum.warning.exists(_.contains("by at least 128 MiB")), minimum.warning)
 
+    val wideBatches = budget("spark.executor.memoryOverhead" -> "3g", "spark.executor.cores" -> "4",
+      TreescoreConf.BatchMaxBytes.key -> "64m")
+    assert(wideBatches.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 4 * (64L << 20))
+
     assert(CacheBudget.of(new SparkConf(false).setMaster("local[4]")).maxBytes == CacheBudget.LocalBytes)
+  }
+
+  test("batch.maxBytes bounds a task's buffers: wide calls get fewer rows per batch, with the same bits") {
+    val contributions = score(binaryModel, ScoreOptions(kind = "contrib")).as("c")
+    def run(): (Seq[Seq[Long]], Long) = {
+      val frame = fixtureFrame.coalesce(1).select(contributions)
+      val rows = frame.collect().map(r => bits(r.getSeq[Double](0))).toSeq
+      (rows, batchOperators(frame).head.metrics("numBatches").value)
+    }
+    val (unbounded, oneBatch) = run()
+    val perRow = 8L * (binaryModel.numFeatures + (binaryModel.numFeatures + 1) * binaryModel.numClasses)
+    spark.conf.set(TreescoreConf.BatchMaxBytes.key, (perRow * 100).toString)
+    try {
+      val (bounded, batches) = run()
+      assert(bounded == unbounded)
+      assert(oneBatch == 1 && batches == (fixtureRows.length + 99) / 100, s"$batches batches of 100 rows")
+    } finally spark.conf.unset(TreescoreConf.BatchMaxBytes.key)
   }
 }

@@ -53,8 +53,12 @@ trait BatchScoreNode extends UnaryExecNode {
   protected def scoring(): BatchScoring = {
     val broadcastThreshold = TreescoreConf.BroadcastThresholdBytes.from(conf)
     scores.flatMap(_.models).distinct.foreach(_.shipIfLarge(sparkContext, broadcastThreshold))
-    // batch.rows bounds the scores per batch, so a grid's batch has fewer rows and the same memory.
-    val batchRows = math.max(1, TreescoreConf.BatchRows.from(conf) / scores.map(_.pointsPerRow).max)
+    // batch.rows bounds the scores per batch, so a grid's batch has fewer rows and the same memory;
+    // batch.maxBytes bounds the buffers, so wide calls get fewer rows, not more memory.
+    val byScores = TreescoreConf.BatchRows.from(conf) / scores.map(_.pointsPerRow).max
+    val doublesPerRow = scores.flatMap(_.sharedFeatures).toMap.values.map(_.toLong).sum + scores.map(_.ownBufferDoublesPerRow).sum
+    val byBytes = TreescoreConf.BatchMaxBytes.from(conf) / (8 * math.max(1L, doublesPerRow))
+    val batchRows = math.max(1L, math.min(byScores.toLong, byBytes)).toInt
     BatchScoring(scores, engines, child.output, passThrough, resultAttrs, batchRows,
       TreescoreConf.NativeThreads.from(conf), metrics, topK)
   }

@@ -84,12 +84,12 @@ private[treescore] final class FeatureMatrix(writer: FeatureWriter, val numFeatu
 private[treescore] final class FeatureMatrices(inputSchema: Seq[Attribute], batchRows: Int,
     valuesWritten: Option[SQLMetric] = None, valuesInPlace: Option[SQLMetric] = None) extends AutoCloseable {
   private val owned = new Owned
-  private val byFeatures = mutable.HashMap.empty[(Seq[Expression], Int), FeatureMatrix]
+  private val byFeatures = mutable.HashMap.empty[Any, FeatureMatrix]
 
   /** The matrix `call`'s model reads; calls with the same features (canonically) get the same one. */
   def forCall(call: ScoreExpression): FeatureMatrix = {
     val numFeatures = call.model.numFeatures
-    byFeatures.getOrElseUpdate((call.children.map(_.canonicalized), numFeatures), {
+    byFeatures.getOrElseUpdate(call.sharedFeatures.get._1, {
       val writer = FeatureWriters(call.input, BindReferences.bindReferences(call.children, inputSchema), numFeatures)
       owned(new FeatureMatrix(writer, numFeatures, batchRows, valuesWritten, valuesInPlace))
     })

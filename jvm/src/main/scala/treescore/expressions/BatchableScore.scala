@@ -25,6 +25,16 @@ trait BatchableScore extends Expression with Unevaluable {
   /** Scores per input row: a what-if grid's points, otherwise 1. A batch holds at most batch.rows scores. */
   def pointsPerRow: Int = 1
 
+  /**
+   * At most how many doubles per input row the task buffers this call holds alone take: its
+   * outputs, and a program's own inputs and grid values. With [[sharedFeatures]], they bound the
+   * rows of a batch (spark.treescore.batch.maxBytes).
+   */
+  def ownBufferDoublesPerRow: Long
+
+  /** The feature matrix this call reads with every call of the same key, and its width; None where it has its own. */
+  def sharedFeatures: Option[(Any, Int)] = None
+
   /** Scores this call one row at a time, where [[RowScore]] evaluates it. */
   def rowScoring: RowScoring
 }

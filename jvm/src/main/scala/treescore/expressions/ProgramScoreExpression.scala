@@ -45,6 +45,12 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
   override def pointsPerRow: Int = grid.map(_.size).getOrElse(1)
   /** Doubles per grid point: one score, or the contributions of every input and the expected value. */
   def valuesPerPoint: Int = if (contributions) featureInputs.length + 1 else 1
+
+  /** Its inputs; per point the varying inputs' values, its route indices (int32, counted as doubles) and its results. */
+  override def ownBufferDoublesPerRow: Long = {
+    val varying = children.take(featureInputs.length).count(_.find(_.isInstanceOf[GridValue]).isDefined)
+    featureInputs.length + pointsPerRow.toLong * (varying + keyInputs.length + valuesPerPoint)
+  }
   private def pointType: DataType = if (contributions) ArrayType(DoubleType, false) else DoubleType
   override def dataType: DataType = if (grid.isDefined) ArrayType(pointType, scorer.nullable) else pointType
   override def nullable: Boolean = grid.isEmpty && scorer.nullable

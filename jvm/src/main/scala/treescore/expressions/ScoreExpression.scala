@@ -24,6 +24,15 @@ case class ScoreExpression(model: TreeModel, children: Seq[Expression], options:
 
   override def models: Seq[TreeModel] = Seq(model)
   override def modelKind: PredictKind = options.predictKind
+
+  /** Calls of models with as many features over the same columns read one matrix per task. */
+  override def sharedFeatures: Option[(Any, Int)] = Some(((children.map(_.canonicalized), model.numFeatures), model.numFeatures))
+
+  override def ownBufferDoublesPerRow: Long = options.predictKind match {
+    case PredictKind.Leaf => model.numTrees.toLong
+    case PredictKind.Contrib => (model.numFeatures + 1L) * model.numClasses
+    case _ => model.numClasses.toLong
+  }
   override def dataType: DataType = options.predictKind.dataType(model.numClasses)
   override def nullable: Boolean = false
   override def prettyName: String = "treescore_score"

@@ -10,16 +10,17 @@ import treescore.TreescoreConf
  * `spark.executor.memoryOverhead`, and that overhead must also hold the JVM's own native memory
  * (metaspace, code cache, thread stacks, network buffers) and treescore's task buffers. So under
  * `spark.treescore.cache.maxBytes=auto` the models get what is left of the overhead after
- * [[CacheBudget.JvmReserveBytes]] for the JVM and [[CacheBudget.TaskBufferBytes]] per task slot.
+ * [[CacheBudget.JvmReserveBytes]] for the JVM and `spark.treescore.batch.maxBytes` (the most one
+ * task's buffers hold) per task slot.
  *
  * In local mode the executor is the driver's own process, which no cluster manager bounds: there
  * `auto` is [[CacheBudget.LocalBytes]].
  */
-final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSlots: Int, configured: Option[Long],
-    local: Boolean) {
+final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSlots: Int, taskBufferBytesEach: Long,
+    configured: Option[Long], local: Boolean) {
   import CacheBudget._
 
-  val taskBufferBytes: Long = taskSlots.toLong * TaskBufferBytes
+  val taskBufferBytes: Long = taskSlots.toLong * taskBufferBytesEach
 
   /** The model cache's budget in bytes. */
   val maxBytes: Long = configured.getOrElse {
@@ -59,8 +60,6 @@ final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSl
 object CacheBudget {
   /** The overhead left to the JVM's own native memory; docs/tuning.md reserves the same. */
   val JvmReserveBytes: Long = 256L << 20
-  /** Per task slot: the feature matrix of one batch of 8192 rows of 256 doubles. */
-  val TaskBufferBytes: Long = 8192L * 256 * 8
   /** `auto` in local mode, where no cluster manager bounds the process. */
   val LocalBytes: Long = 2L << 30
   /** An `auto` budget below this gets a warning at startup. */
@@ -77,7 +76,8 @@ object CacheBudget {
     val master = conf.get("spark.master", "")
     val local = master == "local" || master.startsWith("local[")
     val (overhead, source) = overheadOf(conf)
-    CacheBudget(overhead, source, taskSlots(conf, master), configured, local)
+    val taskBuffers = TreescoreConf.BatchMaxBytes.read(conf.getOption(TreescoreConf.BatchMaxBytes.key))
+    CacheBudget(overhead, source, taskSlots(conf, master), taskBuffers, configured, local)
   }
 
   private def overheadOf(conf: SparkConf): (Long, String) = conf.getOption("spark.executor.memoryOverhead") match {
