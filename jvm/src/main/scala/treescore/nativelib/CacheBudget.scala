@@ -13,6 +13,10 @@ import treescore.TreescoreConf
  * [[CacheBudget.JvmReserveBytes]] for the JVM and `spark.treescore.batch.maxBytes` (the most one
  * task's buffers hold) per task slot.
  *
+ * Where Spark manages off-heap execution memory (`spark.memory.offHeap.enabled`), the task buffers
+ * come out of `spark.memory.offHeap.size` instead ([[org.apache.spark.treescore.TaskMemory]]), which
+ * Spark asks the cluster manager for besides the overhead: then the overhead reserves none for them.
+ *
  * In local mode the executor is the driver's own process, which no cluster manager bounds: there
  * `auto` is [[CacheBudget.LocalBytes]].
  */
@@ -37,7 +41,9 @@ final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSl
     case None if local => s"${TreescoreConf.CacheMaxBytes.key}=auto, ${mib(LocalBytes)} in local mode"
     case None =>
       s"${TreescoreConf.CacheMaxBytes.key}=auto: ${mib(maxBytes)} of the executor's $overheadSource, after " +
-        s"${mib(JvmReserveBytes)} for the JVM and ${mib(taskBufferBytes)} for $taskSlots task slots' buffers"
+        s"${mib(JvmReserveBytes)} for the JVM and " +
+        (if (taskBufferBytesEach == 0) "none for task buffers, which Spark's off-heap execution memory holds"
+         else s"${mib(taskBufferBytes)} for $taskSlots task slots' buffers")
   }
 
   /** The warning an executor's start gives where its overhead cannot hold what treescore needs. */
@@ -76,7 +82,9 @@ object CacheBudget {
     val master = conf.get("spark.master", "")
     val local = master == "local" || master.startsWith("local[")
     val (overhead, source) = overheadOf(conf)
-    val taskBuffers = TreescoreConf.BatchMaxBytes.read(conf.getOption(TreescoreConf.BatchMaxBytes.key))
+    val offHeapBuffers = conf.getBoolean("spark.memory.offHeap.enabled", false) &&
+      conf.getSizeAsBytes("spark.memory.offHeap.size", "0") > 0
+    val taskBuffers = if (offHeapBuffers) 0L else TreescoreConf.BatchMaxBytes.read(conf.getOption(TreescoreConf.BatchMaxBytes.key))
     CacheBudget(overhead, source, taskSlots(conf, master), taskBuffers, configured, local)
   }
 

@@ -12,12 +12,12 @@ import org.apache.spark.unsafe.Platform
  */
 final class FeatureColumns(val numColumns: Int) extends AutoCloseable {
   require(numColumns >= 0, s"numColumns must be non-negative, got $numColumns")
-  private var addresses: Long = NativeMethods.allocateBuffer(math.max(numColumns, 1).toLong * java.lang.Long.BYTES)
+  private val addresses = new NativeBuffer(math.max(numColumns, 1).toLong * java.lang.Long.BYTES)
   private var stride: Long = 1
   private var rows: Int = 0
   private var matrixAddress: Long = 0
 
-  def address: Long = { if (addresses == 0) throw new IllegalStateException("feature columns already freed"); addresses }
+  def address: Long = addresses.address
   def rowStride: Long = stride
   def numRows: Int = rows
 
@@ -60,10 +60,7 @@ final class FeatureColumns(val numColumns: Int) extends AutoCloseable {
         s"a batch of $numRows x $numColumns does not fit the ${matrix.capacity} doubles passed")
     }
 
-  override def close(): Unit = if (addresses != 0) {
-    NativeMethods.freeBuffer(addresses)
-    addresses = 0
-  }
+  override def close(): Unit = addresses.close()
 }
 
 object FeatureColumns {

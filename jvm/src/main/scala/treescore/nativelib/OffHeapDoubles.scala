@@ -6,18 +6,19 @@ import org.apache.spark.unsafe.Platform
 /**
  * A block of native memory holding doubles, handed to the native scorer by address.
  * Off-heap so that one JNI call reads a whole batch without copying or pinning Java arrays;
- * allocated by the native library, whose memory account counts it (see [[NativeMemory]]).
+ * a [[NativeBuffer]], which the native memory account (and Spark, where it manages off-heap
+ * execution memory) counts.
  * Its owner must call close(); BatchScoreExec does so when its task completes.
  */
 final class OffHeapDoubles(val capacity: Long) extends AutoCloseable {
   require(capacity >= 0, s"capacity must be non-negative, got $capacity")
-  private var addr: Long = NativeMethods.allocateBuffer(math.max(capacity, 1L) * java.lang.Double.BYTES)
+  private val buffer = new NativeBuffer(math.max(capacity, 1L) * java.lang.Double.BYTES)
 
-  def address: Long = { check(); addr }
+  def address: Long = buffer.address
 
-  def put(index: Long, value: Double): Unit = Platform.putDouble(null, addr + index * java.lang.Double.BYTES, value)
+  def put(index: Long, value: Double): Unit = Platform.putDouble(null, buffer.unchecked + index * java.lang.Double.BYTES, value)
 
-  def get(index: Long): Double = Platform.getDouble(null, addr + index * java.lang.Double.BYTES)
+  def get(index: Long): Double = Platform.getDouble(null, buffer.unchecked + index * java.lang.Double.BYTES)
 
   /**
    * Doubles [from, from + count) as a Spark array<double>: one copy into the array's own
@@ -31,10 +32,5 @@ final class OffHeapDoubles(val capacity: Long) extends AutoCloseable {
     array
   }
 
-  override def close(): Unit = if (addr != 0) {
-    NativeMethods.freeBuffer(addr)
-    addr = 0
-  }
-
-  private def check(): Unit = if (addr == 0) throw new IllegalStateException("off-heap buffer already freed")
+  override def close(): Unit = buffer.close()
 }
