@@ -3,7 +3,7 @@ package treescore
 import org.apache.spark.SparkConf
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.functions.{col, udf}
-import org.apache.spark.treescore.TaskMemory
+import org.apache.spark.sql.execution.treescore.TaskMemory
 
 import treescore.functions.score
 import treescore.nativelib.CacheBudget

@@ -14,7 +14,7 @@ import treescore.TreescoreConf
  * task's buffers hold) per task slot.
  *
  * Where Spark manages off-heap execution memory (`spark.memory.offHeap.enabled`), the task buffers
- * come out of `spark.memory.offHeap.size` instead ([[org.apache.spark.treescore.TaskMemory]]), which
+ * come out of `spark.memory.offHeap.size` instead ([[org.apache.spark.sql.execution.treescore.TaskMemory]]), which
  * Spark asks the cluster manager for besides the overhead: then the overhead reserves none for them.
  *
  * In local mode the executor is the driver's own process, which no cluster manager bounds: there

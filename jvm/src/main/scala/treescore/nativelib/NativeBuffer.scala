@@ -1,6 +1,6 @@
 package treescore.nativelib
 
-import org.apache.spark.treescore.TaskMemory
+import org.apache.spark.sql.execution.treescore.TaskMemory
 
 /**
  * `bytes` of off-heap memory allocated by the native library, whose account counts them

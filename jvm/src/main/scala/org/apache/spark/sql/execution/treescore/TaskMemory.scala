@@ -1,4 +1,4 @@
-package org.apache.spark.treescore
+package org.apache.spark.sql.execution.treescore
 
 import org.apache.spark.TaskContext
 import org.apache.spark.memory.{MemoryConsumer, MemoryMode, TaskMemoryManager}
