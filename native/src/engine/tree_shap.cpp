@@ -275,9 +275,15 @@ void TreeShap::Build() const {
     return std::tie(a.size, a.tree, a.leaf) < std::tie(b.size, b.tree, b.leaf);
   });
   size_t budget = kMaxTableAddends;
-  for (const Candidate& candidate : candidates) {
-    if (candidate.size > budget) break;
-    budget -= candidate.size;
+  size_t chosen = 0;
+  for (; chosen < candidates.size() && candidates[chosen].size <= budget; ++chosen) budget -= candidates[chosen].size;
+  // Each tree's values are sized exactly before they are filled: growing them would hold up to
+  // twice the tables, and the driver's estimate (TreeShapTables.tableBytes) counts them exactly.
+  std::vector<size_t> tree_addends(forest_.trees.size(), 0);
+  for (size_t c = 0; c < chosen; ++c) tree_addends[candidates[c].tree] += candidates[c].size;
+  for (size_t t = 0; t < tables_.size(); ++t) tables_[t].values.reserve(tree_addends[t]);
+  for (size_t c = 0; c < chosen; ++c) {
+    const Candidate& candidate = candidates[c];
     Fill(forest_.trees[candidate.tree], &tables_[candidate.tree], &tables_[candidate.tree].leaves[candidate.leaf]);
   }
   for (TreeTables& tables : tables_) ListReplays(&tables);
