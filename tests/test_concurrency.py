@@ -1,6 +1,7 @@
-"""Concurrency through Spark: eight tasks at a time sharing one model, and nine models evicted
-under a 1-byte cache budget while other tasks score, give lightgbm's scores and local[1]'s bit
-for bit, and every native model is freed afterwards. The sessions run in a child process
+"""Concurrency through Spark: eight tasks at a time sharing one model, and three queries at once
+with nine models each under a cache budget that holds one query's, waiting for room and evicting
+while other tasks score, give lightgbm's scores and local[1]'s bit for bit, never charge more than
+the budget, and free every evicted native model. The sessions run in a child process
 (concurrency_job.py), as this process already holds the test session."""
 import json
 import os
@@ -14,7 +15,7 @@ import pytest
 from conftest import FEATURE_NAMES, assert_same_bits, features, target, write_parquet
 
 ROWS = 60_000
-NUM_MODELS = 9  # six score columns and a route over three more
+NUM_MODELS = 27  # three queries, each with six score columns and a route over three more
 
 
 def small_model(seed: int) -> lgb.Booster:
@@ -44,18 +45,20 @@ def test_shared_and_evicted_models_score_like_one_thread_and_lightgbm(tmp_path):
     def loaded(name):
         return np.load(out / f"{name}.npy")
 
-    expected = {f"m{i}": boosters[i].predict(x) for i in range(6)}
     key = np.arange(ROWS) % 3
-    route = np.select([key == k for k in range(3)], [boosters[6 + k].predict(x) for k in range(3)])
-    expected["route"] = route
-    for name, values in expected.items():
-        single = loaded(f"single_{name}")
-        assert_same_bits(single, values, f"local[1] {name} differs from lightgbm")
-        for run in range(3):
-            assert_same_bits(loaded(f"evicting{run}_{name}"), single, f"{name} under eviction (job {run}) differs from local[1]")
-    assert_same_bits(loaded("shared_m0"), loaded("single_m0"))
+    for query in range(3):
+        group = boosters[9 * query:9 * query + 9]
+        expected = {f"m{i}": group[i].predict(x) for i in range(6)}
+        expected["route"] = np.select([key == k for k in range(3)], [group[6 + k].predict(x) for k in range(3)])
+        for name, values in expected.items():
+            single = loaded(f"single{query}_{name}")
+            assert_same_bits(single, values, f"local[1] {name} of query {query} differs from lightgbm")
+            assert_same_bits(loaded(f"evicting{query}_{name}"), single,
+                             f"{name} of query {query}, under eviction, differs from local[1]")
+    assert_same_bits(loaded("shared_m0"), loaded("single0_m0"))
 
     report = json.loads((out / "report.json").read_text())
     assert report["live_models_before"] == 0
-    assert report["live_models_after"] == 0, "every model was freed once no task held it"
-    assert report["cached_after"] == 0
+    assert report["evictions_after"] > report["evictions_before"], "the queries' models did not all fit at once"
+    assert report["cached_bytes_after"] <= report["budget"]
+    assert report["live_models_after"] == report["cached_after"], "every evicted model was freed"

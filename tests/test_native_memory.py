@@ -56,7 +56,7 @@ def soak(tmp_path_factory):
         path = folder / f"model{i}.txt"
         train("binary" if i % 2 else "regression", rounds=30 + 4 * i, seed=i + 1).save_model(str(path))
         models.append(str(path))
-    spec = {"models": models, "rows": rows_file(folder, 2_000), "budget": "24m", "queries": 300, "warmup": 60,
+    spec = {"models": models, "rows": rows_file(folder, 2_000), "budget": "48m", "queries": 300, "warmup": 60,
             "driver_memory": "1g"}
     done = run_job(folder, spec)
     assert done.returncode == 0, done.stderr[-6000:]

@@ -4,12 +4,13 @@ another in one JVM, and saves every score column as .npy for the test to compare
 A child process, because a Python process can hold one SparkContext at a time and the test
 session's own is local[2]. The sessions, in order:
 
-- `evicting`: local[8], cache budget 1 byte, six score columns (six models) and a route over
-  three more, over 64 partitions, three such queries at once from three driver threads. Every
-  model is freed as soon as no task holds it, so loads and evictions run while other tasks score.
+- `evicting`: local[8], three queries at once from three driver threads, each over 64 partitions
+  with its own nine models: six score columns and a route over three more. The cache's budget
+  holds one query's models, so tasks wait for room, and loads and evictions run while other tasks
+  score.
 - `shared`: local[8], the default budget, one model over 64 partitions: eight tasks at a time
   share one native model.
-- `single`: local[1], the reference: one task at a time.
+- `single`: local[1], the reference: one task at a time, each query in turn.
 
 Usage: python concurrency_job.py <folder with models/*.txt and rows.parquet> <output folder>
 """
@@ -29,7 +30,7 @@ from treescore.ensembles import Routed
 PARTITIONS = 64
 
 
-def session(master: str, cache_bytes: str = None) -> SparkSession:
+def session(master: str) -> SparkSession:
     builder = (
         SparkSession.builder.master(master)
         .appName(f"treescore-concurrency-{master}")
@@ -38,11 +39,16 @@ def session(master: str, cache_bytes: str = None) -> SparkSession:
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.treescore.batch.rows", "512")  # many batches per task
     )
-    if cache_bytes is not None:
-        builder = builder.config("spark.treescore.cache.maxBytes", cache_bytes)
     spark = treescore.configure(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def model_groups(folder, model_files):
+    """The models in groups of nine, one group per query (model files are numbered in order)."""
+    paths = sorted(model_files, key=lambda f: int(f.removeprefix("model").removesuffix(".txt")))
+    models = [treescore.Model.load(os.path.join(folder, "models", f)) for f in paths]
+    return [models[i:i + 9] for i in range(0, len(models), 9)]
 
 
 def columns(models):
@@ -61,34 +67,42 @@ def main(folder: str, out: str) -> None:
     names = [f"m{i}" for i in range(6)] + ["route"]
     report = {}
 
-    spark = session("local[8]", cache_bytes="1")
+    spark = session("local[8]")
     jvm = spark.sparkContext._jvm
+    cache = jvm.treescore.nativelib.ModelCache
     report["live_models_before"] = jvm.treescore.nativelib.NativeMethods.liveModelCount()
-    models = [treescore.Model.load(os.path.join(folder, "models", f)) for f in model_files]
+    groups = model_groups(folder, model_files)
+    reserve = [sum(cache.loadReserve(m._java_model, jvm.treescore.model.IterationRange.All()) for m in group)
+               for group in groups]
+    report["budget"] = max(reserve)
+    cache.setMaxBytesForTesting(report["budget"])
+    report["evictions_before"] = cache.evictions()
     rows = spark.read.parquet(os.path.join(folder, "rows.parquet")).withColumn("key", F.col("id") % 3)
-    many = rows.repartition(PARTITIONS).select("id", *columns(models))
-    with ThreadPoolExecutor(3) as pool:  # three jobs at once, all loading and evicting
-        results = list(pool.map(lambda _: collect(many, names), range(3)))
+    queries = [rows.repartition(PARTITIONS).select("id", *columns(group)) for group in groups]
+    with ThreadPoolExecutor(len(groups)) as pool:  # three jobs at once, each with its own models
+        results = list(pool.map(lambda query: collect(query, names), queries))
     for n, result in enumerate(results):
         for name in names:
             np.save(os.path.join(out, f"evicting{n}_{name}.npy"), result[name])
+    report["evictions_after"] = cache.evictions()
+    report["cached_after"] = cache.loadedCount()
+    report["cached_bytes_after"] = cache.loadedBytes()
     report["live_models_after"] = jvm.treescore.nativelib.NativeMethods.liveModelCount()
-    report["cached_after"] = jvm.treescore.nativelib.ModelCache.loadedCount()
     spark.stop()
 
     spark = session("local[8]")
-    models = [treescore.Model.load(os.path.join(folder, "models", f)) for f in model_files]
+    first = model_groups(folder, model_files)[0][0]
     rows = spark.read.parquet(os.path.join(folder, "rows.parquet"))
-    shared = collect(rows.repartition(PARTITIONS).select("id", treescore.score(models[0]).alias("m0")), ["m0"])
+    shared = collect(rows.repartition(PARTITIONS).select("id", treescore.score(first).alias("m0")), ["m0"])
     np.save(os.path.join(out, "shared_m0.npy"), shared["m0"])
     spark.stop()
 
     spark = session("local[1]")
-    models = [treescore.Model.load(os.path.join(folder, "models", f)) for f in model_files]
     rows = spark.read.parquet(os.path.join(folder, "rows.parquet")).withColumn("key", F.col("id") % 3)
-    single = collect(rows.select("id", *columns(models)), names)
-    for name in names:
-        np.save(os.path.join(out, f"single_{name}.npy"), single[name])
+    for n, group in enumerate(model_groups(folder, model_files)):
+        single = collect(rows.select("id", *columns(group)), names)
+        for name in names:
+            np.save(os.path.join(out, f"single{n}_{name}.npy"), single[name])
     spark.stop()
 
     with open(os.path.join(out, "report.json"), "w") as f:

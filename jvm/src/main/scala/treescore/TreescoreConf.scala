@@ -67,10 +67,10 @@ object TreescoreConf {
 
   val CacheMaxBytes: ConfEntry[Option[Long]] = ConfEntry("spark.treescore.cache.maxBytes", "auto", "application",
     "Per-executor budget for the native memory of loaded models, as treescore's native memory account counts it " +
-      "(what the engine builds, TreeSHAP tables included). When loaded models exceed it, the least recently used " +
-      "ones that no task is using are freed; a model in use is never freed, so the cache can exceed the budget " +
-      "while tasks hold more than it. A model that alone holds more than the budget is scored uncached (freed as soon " +
-      "as no task holds it), with a warning naming both sizes, once per model. `auto`: what `spark.executor.memoryOverhead` leaves after 256 MiB for the JVM and 16 MiB " +
+      "(what the engine builds, TreeSHAP tables included). Room is reserved before a model is loaded or builds " +
+      "tables: the least recently used models that no task is using are freed, and where the models in use leave " +
+      "too little, the task waits for others to return theirs. A model, or one call's models, that alone need more " +
+      "than the budget fail the query with an error naming both sizes. `auto`: what `spark.executor.memoryOverhead` leaves after 256 MiB for the JVM and 16 MiB " +
       "per task slot (`batch.maxBytes`) for task buffers (2 GiB in local mode). Accepts `auto` or byte sizes like `512m`. See " +
       "[tuning.md](tuning.md#sizing-native-memory).",
     (key, raw) => if (raw.trim.equalsIgnoreCase("auto")) None else Some(size("auto, 512m or 2g")(key, raw)))

@@ -43,7 +43,7 @@ object TreescorePlugin {
 
   private def warnIfShort(budget: CacheBudget): Unit = {
     budget.warning.foreach(log.warn)
-    log.info(s"treescore: the model cache's budget is ${CacheBudget.mib(budget.maxBytes)} (${budget.describe})")
+    log.info(s"treescore: the model cache's budget is ${CacheBudget.readable(budget.maxBytes)} (${budget.describe})")
   }
 
   private[treescore] def registerGauges(registry: MetricRegistry): Unit = {

@@ -34,15 +34,23 @@ class ModelCacheSuite extends AnyFunSuite {
     } finally { in.close(); out.close(); lease.close() }
   }
 
-  test("models evicted under a tiny budget while other threads score still give single-threaded results") {
+  test("threads that together need more than the budget wait for room, never exceed it, and score exactly") {
     ModelCache.clear()
     val baseline = NativeMethods.liveModelCount()
     val rng = new scala.util.Random(9)
     val rows = Array.fill(300)(Array.fill(6)(rng.nextGaussian()))
     val cases = for (m <- models; r <- ranges) yield (m, r)
     val expected = cases.map { case (m, r) => (m, r) -> scoreAll(m, r, rows) }.toMap
-    ModelCache.setMaxBytesForTesting(Some(1L)) // every idle model is freed at once
+    // Room for the largest single load, never for two: every thread but one waits its turn.
+    val budget = cases.map { case (m, r) => ModelCache.loadReserve(m, r) }.max
+    ModelCache.clear()
+    ModelCache.setMaxBytesForTesting(Some(budget))
+    val evictedBefore = ModelCache.evictions
     val pool = Executors.newFixedThreadPool(8)
+    @volatile var scoring = true
+    var mostCharged = 0L
+    val watcher = new Thread(() => while (scoring) mostCharged = math.max(mostCharged, ModelCache.loadedBytes))
+    watcher.start()
     try {
       val tasks = (0 until 64).map(i => new Callable[Boolean] {
         def call(): Boolean = {
@@ -51,21 +59,131 @@ class ModelCacheSuite extends AnyFunSuite {
         }
       })
       val outcomes = pool.invokeAll(tasks.asJava).asScala.map(_.get())
+      scoring = false
+      watcher.join()
       assert(outcomes.forall(identity))
-      assert(ModelCache.loadedCount == 0, "idle models over the budget are freed")
+      assert(mostCharged > 0 && mostCharged <= budget, s"charged at most the budget of $budget bytes: $mostCharged")
+      assert(ModelCache.evictions > evictedBefore && ModelCache.loadedBytes <= budget && ModelCache.leasesHeld == 0)
+      ModelCache.clear()
       assert(NativeMethods.liveModelCount() == baseline)
+    } finally {
+      scoring = false
+      pool.shutdown()
+      ModelCache.setMaxBytesForTesting(None)
+    }
+  }
+
+  test("tasks that each lease a call's two models together wait for room, never deadlock and never fail") {
+    ModelCache.clear()
+    val cases = for (m <- models; r <- ranges; e <- Seq(Engine.LightGbm, Engine.Treescore))
+      yield ModelCache.Request(m, r, e, PredictKind.Prediction)
+    // Room for one task's pair, not for two tasks each holding one model and asking for the next.
+    val held = cases.map { r =>
+      val lease = ModelCache.acquire(r.model, r.range, r.engine, r.kind)
+      try lease.model.heldBytes finally lease.close()
+    }
+    val budget = held.max + cases.map(r => ModelCache.loadReserve(r.model, r.range)).max
+    ModelCache.clear()
+    ModelCache.setMaxBytesForTesting(Some(budget))
+    val pool = Executors.newFixedThreadPool(6)
+    try {
+      val tasks = (0 until 48).map(i => new Callable[Boolean] {
+        def call(): Boolean = {
+          val pair = Seq(cases(i % cases.length), cases((i + 1 + i / cases.length) % cases.length))
+          val leases = ModelCache.acquireAll(pair)
+          try leases.forall(_.model.heldBytes > 0) && ModelCache.loadedBytes <= budget
+          finally {
+            leases.foreach(_.close())
+            ModelCache.clear() // every task loads again: their reserves contend for the budget
+          }
+        }
+      })
+      val outcomes = pool.invokeAll(tasks.asJava, 120, java.util.concurrent.TimeUnit.SECONDS).asScala.map(_.get())
+      assert(outcomes.forall(identity), "every task got both models, within the budget")
+      assert(ModelCache.leasesHeld == 0 && ModelCache.loadedBytes <= budget)
     } finally {
       pool.shutdown()
       ModelCache.setMaxBytesForTesting(None)
     }
   }
 
-  test("a held model is never freed, even over budget, and is freed once released") {
+  test("one call's models that together need more than the budget are refused with an error, not a wait") {
+    ModelCache.clear()
+    val pair = models.map(ModelCache.Request(_, IterationRange.All, Engine.LightGbm, PredictKind.Prediction))
+    ModelCache.setMaxBytesForTesting(Some(pair.map(r => ModelCache.loadReserve(r.model, r.range)).max))
+    try {
+      val error = intercept[IllegalStateException](ModelCache.acquireAll(pair))
+      assert(error.getMessage.contains("the models one task scores with together"), error.getMessage)
+      assert(ModelCache.leasesHeld == 0)
+    } finally ModelCache.setMaxBytesForTesting(None)
+  }
+
+  test("a load holds no more than the room reserved for it, in either engine and over any iteration range") {
+    for (model <- models :+ fixture("linear"); range <- ranges; engine <- Seq(Engine.Treescore, Engine.LightGbm)) {
+      ModelCache.clear()
+      val lease = ModelCache.acquire(model, range, engine, PredictKind.Prediction)
+      try {
+        val held = lease.model.heldBytes
+        assert(held > 0 && held <= ModelCache.loadReserve(model, range), s"$model, $range, $engine: $held bytes")
+      } finally lease.close()
+    }
+  }
+
+  test("a model that alone needs more than the budget is refused, naming both sizes, and nothing leaks") {
     ModelCache.clear()
     val baseline = NativeMethods.liveModelCount()
-    ModelCache.setMaxBytesForTesting(Some(1L))
+    ModelCache.setMaxBytesForTesting(Some(100L << 10))
+    try {
+      val error = intercept[IllegalStateException] {
+        ModelCache.acquire(models.head, IterationRange.All, Engine.Treescore, PredictKind.Prediction)
+      }
+      val needs = ModelCache.loadReserve(models.head, IterationRange.All)
+      assert(error.getMessage.contains(s"needs ${needs >> 10} KiB of native memory"), error.getMessage)
+      assert(error.getMessage.contains("budget of 100 KiB (spark.treescore.cache.maxBytes=100 KiB)"), error.getMessage)
+      assert(error.getMessage.contains("spark.executor.memoryOverhead"), error.getMessage)
+      assert(ModelCache.leasesHeld == 0 && ModelCache.loadedBytes == 0)
+      assert(NativeMethods.liveModelCount() == baseline)
+    } finally ModelCache.setMaxBytesForTesting(None)
+  }
+
+  test("a task that alone holds more than the budget at once is refused, not left waiting for itself") {
+    ModelCache.clear()
+    val (first, second) = (models(0), models(1))
+    try {
+      val held = ModelCache.acquire(first, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
+      ModelCache.setMaxBytesForTesting(Some(ModelCache.loadedBytes + ModelCache.loadReserve(second, IterationRange.All) - 1))
+      try {
+        val error = intercept[IllegalStateException] {
+          ModelCache.acquire(second, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
+        }
+        assert(error.getMessage.contains("no other task can return its models first"), error.getMessage)
+        assert(ModelCache.leasesHeld == 1)
+      } finally held.close()
+      // Held by another task, the first model's room comes back: this one waits for it, then loads.
+      ModelCache.clear()
+      val other = ModelCache.acquire(first, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
+      val waiter = Executors.newSingleThreadExecutor()
+      try {
+        val pending = waiter.submit(new Callable[Long] {
+          def call(): Long = {
+            val lease = ModelCache.acquire(second, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
+            try lease.model.heldBytes finally lease.close()
+          }
+        })
+        Thread.sleep(300)
+        assert(!pending.isDone, "it waits while the other task holds its model")
+        other.close()
+        assert(pending.get() > 0)
+      } finally waiter.shutdown()
+    } finally ModelCache.setMaxBytesForTesting(None)
+  }
+
+  test("a held model is never freed, even once over a lowered budget, and is freed once released") {
+    ModelCache.clear()
+    val baseline = NativeMethods.liveModelCount()
     try {
       val lease = ModelCache.acquire(models.head, IterationRange.All, Engine.LightGbm, PredictKind.Prediction)
+      ModelCache.setMaxBytesForTesting(Some(1L))
       assert(ModelCache.loadedCount == 1)
       val rows = Array(Array.fill(6)(0.25))
       assert(scoreAll(models.head, IterationRange.All, rows).length == 1) // shares the held model
@@ -127,6 +245,8 @@ class ModelCacheSuite extends AnyFunSuite {
       native.heldBytes
     }
     assert(withTables > engineLoad, "the tables stay with the model")
+    assert(withTables - engineLoad >= tables && withTables - engineLoad <= tables + tables / 8 + (64L << 10),
+      s"the driver's estimate of $tables bytes is what the tables hold: ${withTables - engineLoad}")
     assert(ModelCache.loadedBytes == math.max(withTables, engineLoad + tables) + lightGbmLoad)
     ModelCache.setMaxBytesForTesting(Some(ModelCache.loadedBytes - 1))
     try assert(ModelCache.loadedCount == 1, "over budget, the least recently used idle model is freed")

@@ -7,6 +7,7 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.functions.col
 
 import treescore.functions.score
+import treescore.model.IterationRange
 import treescore.nativelib.{ModelCache, NativeMemory}
 import treescore.nativelib.NativeMethods
 
@@ -33,7 +34,10 @@ class NativeMemorySuite extends SparkSuite {
     val frame = fixtureFrame.cache()
     frame.count()
     assert(NativeMethods.allocatorInUseBytes() >= 0, "the C allocator reports no statistics on this platform")
-    ModelCache.setMaxBytesForTesting(Some(1L))
+    // Room for one job's model at a time: each job's new iteration range evicts the last one.
+    val partial = IterationRange(0, 5)
+    ModelCache.setMaxBytesForTesting(Some(Seq(regressionModel, binaryModel).map(ModelCache.loadReserve(_, partial)).max))
+    ModelCache.clear()
     val baselineModels = NativeMethods.liveModelCount()
     try {
       val samples = (1 to 200).flatMap { job =>
@@ -51,6 +55,8 @@ class NativeMemorySuite extends SparkSuite {
         f"${late / 1e6}%.1f MB (every 10 jobs: ${samples.toSeq.sorted.map(s => f"${s._2 / 1e6}%.0f").mkString(" ")} MB); " +
         f"resident ${residentBytes() / 1e6}%.0f MB")
       assert(late - early < allowedGrowthBytes, s"the C allocator's floor rose by ${(late - early) >> 20} MB over 80 jobs")
+      assert(ModelCache.loadedCount == 1, "each job's model evicted the last one")
+      ModelCache.clear()
       assert(NativeMethods.liveModelCount() == baselineModels, "every evicted model was freed")
     } finally {
       ModelCache.setMaxBytesForTesting(None)

@@ -13,7 +13,7 @@ import scala.collection.mutable.ArrayBuffer
 
 import treescore.expressions.BatchableScore
 import treescore.model.Engine
-import treescore.nativelib.NativeMethods
+import treescore.nativelib.{ModelCache, NativeMethods}
 import treescore.rules.TopKSelection
 
 /**
@@ -48,7 +48,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
   }
 
   private def scoreEveryRow(batches: Iterator[InputBatch]): Iterator[InternalRow] = {
-    lazy val scorer = { watchNativePeak(); open(scores.indices) }
+    lazy val scorer = { beginTask(); open(scores.indices) }
     val results = new SpecificInternalRow(resultAttrs.map(_.dataType))
     val joined = new JoinedRow
     val toOutput = UnsafeProjection.create(passThrough ++ resultAttrs, inputSchema ++ resultAttrs)
@@ -69,7 +69,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
    */
   def scoreColumnarPartition(batches: Iterator[ColumnarBatch]): Iterator[ColumnarBatch] = {
     require(topK.isEmpty, "a top-K selection's output is rows")
-    lazy val scorer = { watchNativePeak(); open(scores.indices) }
+    lazy val scorer = { beginTask(); open(scores.indices) }
     val resultSchema = StructType(resultAttrs.map(a => StructField(a.name, a.dataType, a.nullable)))
     lazy val vectors: Array[WritableColumnVector] = {
       val allocated = OnHeapColumnVector.allocateColumns(batchRows, resultSchema).asInstanceOf[Array[WritableColumnVector]]
@@ -102,7 +102,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
     val partitionIndex = TaskContext.getPartitionId()
     val board = if (selection.groupBy.isEmpty) Some(TopKBoards(topKBoard, selection.k)) else None
     val floor = board.map(_.floorFor(partitionIndex)).getOrElse(() => Double.NegativeInfinity)
-    lazy val watching: Unit = watchNativePeak()
+    lazy val watching: Unit = beginTask()
     lazy val selector = {
       watching
       val opened = TopKScorer.open(scores(selection.score), selection, inputSchema, batchRows, metrics)
@@ -142,9 +142,21 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
    * thread allocated (its calls' working memory included), added to the task's metric when it
    * completes.
    */
-  private def watchNativePeak(): Unit = {
+  /**
+   * Before the task's scorers open: watches its native peak, and leases every model its calls
+   * use at once, so that the cache admits them together ([[ModelCache.acquireAll]]) rather than
+   * one call's at a time, which could wait on a task waiting on this one. Completion listeners
+   * run last to first, so these leases are returned after the scorers' own.
+   */
+  private def beginTask(): Unit = {
     NativeMethods.takeThreadPeak()
-    TaskContext.get().addTaskCompletionListener[Unit](_ => metrics("nativePeakBytes") += NativeMethods.takeThreadPeak())
+    val task = TaskContext.get()
+    task.addTaskCompletionListener[Unit](_ => metrics("nativePeakBytes") += NativeMethods.takeThreadPeak())
+    val requests = scores.indices.flatMap { k =>
+      if (topK.exists(_.score == k)) TaskScorers.topKRequests(scores(k)) else TaskScorers.requests(scores(k), engines(k))
+    }
+    val leases = ModelCache.acquireAll(requests.distinct)
+    task.addTaskCompletionListener[Unit](_ => leases.foreach(_.close()))
   }
 
   /** The task's scorer for the calls `calls`, whose results go to the same fields of the result row. */

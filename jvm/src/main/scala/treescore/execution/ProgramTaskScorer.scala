@@ -83,7 +83,8 @@ private[treescore] object ProgramTaskScorer {
   private[execution] def compile(call: ProgramScoreExpression, engine: Engine, metrics: Map[String, SQLMetric],
       owned: Owned): (EncodedProgram, NativeProgram) = {
     val encoded = ProgramEncoding.encode(call.scorer, call.featureInputs, call.keyInputs)
-    val leases = encoded.models.map(m => owned(ModelCache.acquire(m, IterationRange.All, engine, call.modelKind)))
+    val leases = ModelCache.acquireAll(encoded.models.map(ModelCache.Request(_, IterationRange.All, engine, call.modelKind)))
+      .map(owned(_))
     leases.foreach(l => metrics.get("modelLoadTime").foreach(_ += l.loadNanos))
     (encoded, owned(NativeProgram.compile(encoded.code, encoded.constants, leases.map(_.model))))
   }

@@ -10,7 +10,8 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.{BatchableScore, ProgramScoreExpression, RowScoring, ScoreExpression}
-import treescore.model.Engine
+import treescore.model.{Engine, IterationRange, PredictKind}
+import treescore.nativelib.ModelCache
 
 /**
  * Opens the task scorer for a score call, and scores calls one row at a time for [[treescore.expressions.RowScore]].
@@ -27,6 +28,18 @@ object TaskScorers extends RowScoring {
       batchRows: Int, nativeThreads: Int, metrics: Map[String, SQLMetric]): TaskScorer = call match {
     case s: ScoreExpression => ModelTaskScorer.open(s, engine, matrices, batchRows, nativeThreads, metrics)
     case p: ProgramScoreExpression => ProgramTaskScorer.open(p, engine, inputSchema, batchRows, nativeThreads, metrics)
+  }
+
+  /** The models `call` leases when its scorer opens in `engine`, as the cache is asked for them. */
+  def requests(call: BatchableScore, engine: Engine): Seq[ModelCache.Request] = call match {
+    case s: ScoreExpression => Seq(ModelCache.Request(s.model, s.options.iterations, engine, s.options.predictKind))
+    case p: ProgramScoreExpression => p.models.map(ModelCache.Request(_, IterationRange.All, engine, p.modelKind))
+  }
+
+  /** The models `call` leases when a top-K scan ranks it ([[TopKScorer]]). */
+  def topKRequests(call: BatchableScore): Seq[ModelCache.Request] = call match {
+    case s: ScoreExpression => Seq(ModelCache.Request(s.model, s.options.iterations, Engine.Treescore, PredictKind.Raw))
+    case other => requests(other, Engine.Treescore)
   }
 
   /** The operator metric that counts the rows (grid points included) an engine scored. */

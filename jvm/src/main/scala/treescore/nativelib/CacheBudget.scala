@@ -37,13 +37,13 @@ final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSl
 
   /** How the budget was reached, for log lines and errors. */
   def describe: String = configured match {
-    case Some(bytes) => s"${TreescoreConf.CacheMaxBytes.key}=${mib(bytes)}"
-    case None if local => s"${TreescoreConf.CacheMaxBytes.key}=auto, ${mib(LocalBytes)} in local mode"
+    case Some(bytes) => s"${TreescoreConf.CacheMaxBytes.key}=${readable(bytes)}"
+    case None if local => s"${TreescoreConf.CacheMaxBytes.key}=auto, ${readable(LocalBytes)} in local mode"
     case None =>
-      s"${TreescoreConf.CacheMaxBytes.key}=auto: ${mib(maxBytes)} of the executor's $overheadSource, after " +
-        s"${mib(JvmReserveBytes)} for the JVM and " +
+      s"${TreescoreConf.CacheMaxBytes.key}=auto: ${readable(maxBytes)} of the executor's $overheadSource, after " +
+        s"${readable(JvmReserveBytes)} for the JVM and " +
         (if (taskBufferBytesEach == 0) "none for task buffers, which Spark's off-heap execution memory holds"
-         else s"${mib(taskBufferBytes)} for $taskSlots task slots' buffers")
+         else s"${readable(taskBufferBytes)} for $taskSlots task slots' buffers")
   }
 
   /** The warning an executor's start gives where its overhead cannot hold what treescore needs. */
@@ -51,12 +51,12 @@ final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSl
     val short = shortfallBytes
     if (short > 0) {
       Some(s"treescore: the executor's $overheadSource cannot hold treescore's native memory: " +
-        s"${mib(JvmReserveBytes)} for the JVM, ${mib(taskBufferBytes)} for $taskSlots task slots' buffers and " +
-        s"${mib(maxBytes)} for models (${TreescoreConf.CacheMaxBytes.key}). Raise spark.executor.memoryOverhead by at " +
-        s"least ${mib(short)}, or lower ${TreescoreConf.CacheMaxBytes.key}; otherwise a cluster manager may kill " +
+        s"${readable(JvmReserveBytes)} for the JVM, ${readable(taskBufferBytes)} for $taskSlots task slots' buffers and " +
+        s"${readable(maxBytes)} for models (${TreescoreConf.CacheMaxBytes.key}). Raise spark.executor.memoryOverhead by at " +
+        s"least ${readable(short)}, or lower ${TreescoreConf.CacheMaxBytes.key}; otherwise a cluster manager may kill " +
         "executors for their memory.")
     } else if (configured.isEmpty && !local && maxBytes < SmallBytes) {
-      Some(s"treescore: the executor's $overheadSource leaves ${mib(maxBytes)} for native models " +
+      Some(s"treescore: the executor's $overheadSource leaves ${readable(maxBytes)} for native models " +
         s"(${describe}); a model larger than that cannot be scored. Raise spark.executor.memoryOverhead by the " +
         "native size of the models a job uses at once (docs/tuning.md, \"Sizing native memory\").")
     } else None
@@ -91,13 +91,13 @@ object CacheBudget {
   private def overheadOf(conf: SparkConf): (Long, String) = conf.getOption("spark.executor.memoryOverhead") match {
     case Some(raw) =>
       val bytes = conf.getSizeAsMb("spark.executor.memoryOverhead") << 20
-      (bytes, s"spark.executor.memoryOverhead=$raw (${mib(bytes)})")
+      (bytes, s"spark.executor.memoryOverhead=$raw (${readable(bytes)})")
     case None =>
       val memoryMiB = conf.getSizeAsMb("spark.executor.memory", s"${DefaultExecutorMemoryMiB}m")
       val factor = conf.getDouble("spark.executor.memoryOverheadFactor", DefaultOverheadFactor)
       val minimumMiB = conf.getSizeAsMb("spark.executor.minMemoryOverhead", s"${DefaultMinOverheadMiB}m")
       val bytes = math.max((factor * memoryMiB).toLong, minimumMiB) << 20
-      (bytes, f"default memory overhead (${mib(bytes)}: ${factor * 100}%.0f%% of spark.executor.memory=${memoryMiB}m, " +
+      (bytes, f"default memory overhead (${readable(bytes)}: ${factor * 100}%.0f%% of spark.executor.memory=${memoryMiB}m, " +
         s"at least ${minimumMiB}m)")
   }
 
@@ -112,5 +112,5 @@ object CacheBudget {
   }
 
   /** A byte count as people read one: KiB below a MiB, MiB above. */
-  private[treescore] def mib(bytes: Long): String = if (bytes < (1L << 20)) s"${bytes >> 10} KiB" else s"${bytes >> 20} MiB"
+  private[treescore] def readable(bytes: Long): String = if (bytes < (1L << 20)) s"${bytes >> 10} KiB" else s"${bytes >> 20} MiB"
 }

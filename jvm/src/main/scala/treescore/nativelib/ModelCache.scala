@@ -2,7 +2,7 @@ package treescore.nativelib
 
 import scala.collection.mutable
 
-import org.apache.spark.{SparkConf, SparkEnv}
+import org.apache.spark.{SparkConf, SparkEnv, TaskContext}
 import org.slf4j.LoggerFactory
 
 import treescore.TreescoreConf
@@ -10,17 +10,23 @@ import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
 
 /**
  * The executor-side cache: one native model per (content hash, iteration range, engine) per JVM,
- * shared by every task that scores with it, within a byte budget.
+ * shared by every task that scores with it, within a byte budget that it never lets go over.
  *
  * Tasks hold a [[ModelLease]] while they score. Loading happens once per key, however many
- * tasks ask at the same moment (the others wait for it). When the loaded models exceed the
- * budget, the least recently used ones that no task holds are freed; a model in use is never
- * freed, so the cache may exceed its budget until leases are returned. A model is charged the
- * native bytes it holds ([[NativeModel.heldBytes]]: what loading it kept, and what it built
- * since), read after it loads and whenever a lease is returned. Once treescore's engine is asked
- * for a model's contributions, the model is charged at least its load plus the TreeSHAP tables
- * the driver estimates ([[treescore.model.TreeShapTables]]), so that room is made before the
- * tables are built, not after.
+ * tasks ask at the same moment (the others wait for it). A model is charged the native bytes it
+ * holds ([[NativeModel.heldBytes]]: what loading it kept, and what it built since), read after it
+ * loads and whenever a lease is returned.
+ *
+ * Room is admitted before memory is taken: a load reserves [[ModelCache.loadReserve]] first, and
+ * contributions on treescore's engine reserve the TreeSHAP tables the driver estimates
+ * ([[treescore.model.TreeShapTables]]) before they are built. To make room, the least recently
+ * used models that no task holds are freed. Where that is not enough, the task waits for other
+ * tasks to return their leases. A task that holds leases does not wait where no other task could
+ * return one (every other holder is waiting too): the models asked for together ([[acquireAll]],
+ * as each batched operator asks for all its calls' models) are then returned and asked for again,
+ * and a lone request fails with [[NoRoomYet]], which Spark retries. Where the models one task
+ * needs together alone exceed the budget, it fails with an error naming the sizes and the
+ * settings to raise.
  */
 object ModelCache {
   // One INFO line per native parse lets operators (and the cluster test) see that each executor
@@ -30,12 +36,13 @@ object ModelCache {
   private final case class Key(contentHash: String, range: IterationRange, engine: Engine)
 
   private final class Entry(val key: Key) {
-    var users = 0
+    var users = 0 // guarded by the cache's lock
     @volatile private var native: NativeModel = _ // volatile: isLoaded reads it without the entry's lock
     // Volatile, not locked: the cache recharges an entry under its own lock, which must not wait
     // for another model's load. A model held by a lease is never freed meanwhile.
     @volatile private var charged = 0L
     @volatile private var loadBytes = 0L
+    @volatile private var reserved = 0L // admitted for the load, until it is done
     @volatile private var tablesEstimate = 0L // once contributions are asked of treescore's engine
 
     /** Loads on first use, once; other callers wait on this entry only, not the cache. */
@@ -53,8 +60,21 @@ object ModelCache {
       } else (native, 0L)
     }
 
-    /** Charges room for TreeSHAP tables of `bytes` before they are built. */
-    def expectTables(bytes: Long): Unit = { tablesEstimate = math.max(tablesEstimate, bytes); recharge() }
+    /** What this entry must be charged before a call of `kind` may use it. */
+    def needs(model: TreeModel, kind: PredictKind): Long = {
+      val tables = tablesFor(model, kind)
+      if (native != null) math.max(bytes, if (tables > 0) loadBytes + tables else 0L)
+      else math.max(bytes, loadReserve(model, key.range) + tables)
+    }
+
+    /** Admits what [[needs]] asked for: the load's reserve, or the tables' room. */
+    def admit(model: TreeModel, kind: PredictKind): Unit = {
+      tablesEstimate = math.max(tablesEstimate, tablesFor(model, kind))
+      if (native == null) reserved = math.max(reserved, loadReserve(model, key.range) + tablesEstimate)
+      recharge()
+    }
+
+    private def tablesFor(model: TreeModel, kind: PredictKind): Long = tableRoom(model, key.engine, kind)
 
     /** Reads again what the model holds, which grows with what its calls build. */
     def recharge(): Unit = {
@@ -65,8 +85,8 @@ object ModelCache {
     /** What the model holds natively now: 0 until loaded. */
     def held: Long = { val model = native; if (model != null) model.heldBytes else 0L }
 
-    /** Bytes counted against the budget: 0 until loaded. */
-    def bytes: Long = if (native != null) charged else 0L
+    /** Bytes counted against the budget: what it holds once loaded, and its reserve until then. */
+    def bytes: Long = if (native != null) charged else reserved
 
     def isLoaded: Boolean = native != null
     def free(reason: String): Unit = synchronized {
@@ -77,75 +97,211 @@ object ModelCache {
       }
       native = null
       charged = 0L
+      reserved = 0L
     }
   }
 
+  /**
+   * What a load may hold before it is read: the engine's trees and layout take up to about 1.6
+   * times the model text, an iteration range keeps its trees a second time, and LightGBM keeps
+   * less (docs/tuning.md, "Sizing native memory"). ModelCacheSuite checks it against each engine.
+   */
+  def loadReserve(model: TreeModel, range: IterationRange): Long = {
+    val text = model.text.length.toLong
+    (if (range == IterationRange.All) 2 * text else 3 * text) + LoadReserveFloorBytes
+  }
+  private val LoadReserveFloorBytes = 64L << 10
+
+  /** The TreeSHAP tables a call of `kind` builds on `engine`, as the driver estimates them. */
+  private def tableRoom(model: TreeModel, engine: Engine, kind: PredictKind): Long =
+    if (engine == Engine.Treescore && kind == PredictKind.Contrib) model.shapTables.tableBytes else 0L
+
   // Insertion order doubles as recency order: a touched entry is removed and re-added.
   private val entries = mutable.LinkedHashMap.empty[Key, Entry]
+  // Under the lock: admitted leases per task; the tasks waiting for room, each with the generation
+  // it last looked at; and a generation that each return of room advances.
+  private val leasesOf = mutable.HashMap.empty[Long, Int].withDefaultValue(0)
+  private val waiting = mutable.HashMap.empty[Long, Long]
+  private var generation = 0L
+
+  /** Under the lock: room may have come back, so every waiting task looks again. */
+  private def roomChanged(): Unit = { generation += 1; notifyAll() }
   @volatile private var budgetOverride: Option[Long] = None
+
+  /** One model a task asks the cache for. */
+  final case class Request(model: TreeModel, range: IterationRange, engine: Engine, kind: PredictKind)
 
   /**
    * Leases `model` loaded into `engine` for `range`, to compute `kind`; the lease says how long
-   * loading took. Room for what `kind` will build is made before it is built.
+   * loading took. Room for what `kind` will build is admitted before it is built.
    */
-  def acquire(model: TreeModel, range: IterationRange, engine: Engine, kind: PredictKind): ModelLease = {
-    val key = Key(model.contentHash, range, engine)
-    val entry = synchronized {
-      val e = entries.remove(key).getOrElse(new Entry(key))
-      entries.put(key, e)
-      e.users += 1
-      e
+  def acquire(model: TreeModel, range: IterationRange, engine: Engine, kind: PredictKind): ModelLease =
+    acquire(Request(model, range, engine, kind), currentTask)
+
+  /**
+   * Leases every model of `requests` together, as one call's members need them. Where waiting
+   * for one member while holding the others could deadlock with another task, the task returns
+   * what it holds of them, waits until room comes back, and asks again, rather than fail.
+   */
+  def acquireAll(requests: Seq[Request]): Seq[ModelLease] = {
+    val task = currentTask
+    var leases: Option[Seq[ModelLease]] = None
+    while (leases.isEmpty) {
+      val held = mutable.ArrayBuffer.empty[ModelLease]
+      try {
+        requests.foreach(r => held += acquire(r, task))
+        leases = Some(held.toList)
+      } catch {
+        case e: Throwable =>
+          held.foreach(_.close())
+          e match {
+            // Returning what it held lets the tasks that waited on it go on; then it asks again,
+            // holding nothing, which may always wait.
+            case refused: NoRoomYet if held.nonEmpty && !refused.alone =>
+            case refused: NoRoomYet if held.nonEmpty => synchronized {
+              throw new IllegalStateException(togetherOverBudget(requests.map(needsAlone).sum, currentBudget))
+            }
+            case _ => throw e
+          }
+      }
     }
+    leases.get
+  }
+
+  /** Under the lock: what `request`'s model needs with nothing else loaded. */
+  private def needsAlone(request: Request): Long =
+    entries.get(Key(request.model.contentHash, request.range, request.engine)).fold(
+      loadReserve(request.model, request.range) + tableRoom(request.model, request.engine, request.kind))(
+      _.needs(request.model, request.kind))
+
+  private def acquire(request: Request, task: Long): ModelLease = {
+    val key = Key(request.model.contentHash, request.range, request.engine)
+    var entry: Entry = null
+    var admitted = false
     try {
-      val (native, loadNanos) = entry.loaded(model)
-      if (engine == Engine.Treescore && kind == PredictKind.Contrib) entry.expectTables(model.shapTables.tableBytes)
-      warnIfOverBudget(entry, kind)
-      synchronized(evictOverBudget())
-      new ModelLease(native, loadNanos, () => release(entry))
+      // One hold of the lock from taking the entry to its admission, so that no other task sees
+      // it in use by a task that neither holds a lease nor waits.
+      synchronized {
+        entry = entries.remove(key).getOrElse(new Entry(key))
+        entries.put(key, entry)
+        entry.users += 1
+        admit(entry, request.model, request.kind, task)
+        leasesOf(task) += 1
+        admitted = true
+      }
+      val (native, loadNanos) = entry.loaded(request.model)
+      synchronized { evictOverBudget(); roomChanged() } // the load may hold less than it reserved
+      new ModelLease(native, loadNanos, () => release(entry, task, admitted = true))
     } catch {
       case e: Throwable =>
-        release(entry)
+        if (entry != null) release(entry, task, admitted)
         throw e
     }
   }
 
-  // Models said to be over the budget on their own, so that each is said once per JVM.
-  private val saidOverBudget = java.util.concurrent.ConcurrentHashMap.newKeySet[Key]()
+  /** Who holds leases: the Spark task, or outside Spark the thread. */
+  private def currentTask: Long = Option(TaskContext.get()).fold(-1L - Thread.currentThread().getId)(_.taskAttemptId())
 
   /**
-   * A model that alone holds more than the budget is still scored, but not kept: it is freed as
-   * soon as no task holds it, and every task that needs it parses it again. Said once per model.
+   * The refusal of a task that holds models and would wait for room that only tasks waiting like
+   * it could return. Released and asked again ([[acquireAll]]), or retried by Spark, it goes on.
    */
-  private def warnIfOverBudget(entry: Entry, kind: PredictKind): Unit = {
-    val budget = currentBudget
-    if (entry.bytes > budget.maxBytes && saidOverBudget.add(entry.key)) {
-      val key = entry.key
-      log.warn(s"treescore: model ${key.contentHash.take(12)} (${key.range}, ${key.engine} engine) holds " +
-        s"${CacheBudget.mib(entry.bytes)} of native memory" +
-        (if (kind == PredictKind.Contrib && key.engine == Engine.Treescore) " with its TreeSHAP tables" else "") +
-        s", more than the model cache's budget of ${CacheBudget.mib(budget.maxBytes)} (${budget.describe}). It is " +
-        "scored uncached: freed when no task holds it and parsed again by every task that needs it. Raise " +
-        s"spark.executor.memoryOverhead, or set ${TreescoreConf.CacheMaxBytes.key} to at least " +
-        s"${CacheBudget.mib(entry.bytes + (1L << 20))}.")
+  final class NoRoomYet(message: String, val alone: Boolean) extends IllegalStateException(message)
+
+  /** Under the lock: charges `entry` what `kind` needs, once that fits the budget (see the class). */
+  private def admit(entry: Entry, model: TreeModel, kind: PredictKind, task: Long): Unit = {
+    var admitted = false
+    while (!admitted) {
+      val budget = currentBudget
+      val needs = entry.needs(model, kind)
+      val others = entries.valuesIterator.filter(_ ne entry).map(_.bytes).sum
+      if (others + needs <= budget.maxBytes || needs <= entry.bytes) admitted = true
+      else {
+        evictIdle(budget.maxBytes - needs + entry.bytes, s"a model needs ${CacheBudget.readable(needs)}")
+        val inUse = entries.valuesIterator.filter(_ ne entry).map(_.bytes).sum
+        if (inUse + needs <= budget.maxBytes) admitted = true
+        else if (needs > budget.maxBytes) throw new IllegalStateException(overBudget(entry.key, kind, needs, budget))
+        else if (leasesOf(task) > 0 && !othersCanReturn(task)) {
+          // Alone: what is in use is this task's, so waiting, or asking again, cannot help.
+          throw new NoRoomYet(tooManyAtOnce(entry.key, needs, inUse, budget), alone = leasesOf.size == 1 && waiting.isEmpty)
+        }
+        else awaitRoom(task)
+      }
     }
+    entry.admit(model, kind)
   }
 
-  private def release(entry: Entry): Unit = synchronized {
+  /**
+   * Under the lock: waits until room may have come back. A task that holds no lease may always
+   * wait: whoever holds the room goes on, or is refused and returns it.
+   */
+  private def awaitRoom(task: Long): Unit = {
+    val since = generation
+    waiting(task) = since
+    try while (generation == since) wait() finally waiting -= task
+  }
+
+  /**
+   * Whether some other task holds a lease and will go on: it is not waiting for room, or room came
+   * back since it last looked. Otherwise no lease will come back while this task waits.
+   */
+  private def othersCanReturn(task: Long): Boolean = leasesOf.exists { case (holder, leases) =>
+    holder != task && leases > 0 && waiting.get(holder).forall(_ < generation)
+  }
+
+  private val SizingGuide = "docs/tuning.md, \"Sizing native memory\""
+
+  private def overBudget(key: Key, kind: PredictKind, needs: Long, budget: CacheBudget): String =
+    s"treescore: model ${key.contentHash.take(12)} (${key.range}, ${key.engine} engine) needs " +
+      s"${CacheBudget.readable(needs)} of native memory" +
+      (if (kind == PredictKind.Contrib && key.engine == Engine.Treescore) " with its TreeSHAP tables" else "") +
+      s", more than the model cache's budget of ${CacheBudget.readable(budget.maxBytes)} (${budget.describe}). " +
+      s"Raise spark.executor.memoryOverhead, or set ${TreescoreConf.CacheMaxBytes.key} to at least " +
+      s"${CacheBudget.readable(needs + (1L << 20))} where the overhead holds it ($SizingGuide)."
+
+  private def togetherOverBudget(together: Long, budget: CacheBudget): String =
+    s"treescore: the models one task scores with together (every score call's, each ensemble, route or cascade " +
+      "member included) need " +
+      s"${CacheBudget.readable(together)} of native memory, more than the model cache's budget of " +
+      s"${CacheBudget.readable(budget.maxBytes)} (${budget.describe}). Raise spark.executor.memoryOverhead, or set " +
+      s"${TreescoreConf.CacheMaxBytes.key} to at least ${CacheBudget.readable(together + (1L << 20))} where the " +
+      s"overhead holds it ($SizingGuide)."
+
+  private def tooManyAtOnce(key: Key, needs: Long, inUse: Long, budget: CacheBudget): String =
+    s"treescore: model ${key.contentHash.take(12)} (${key.range}, ${key.engine} engine) needs " +
+      s"${CacheBudget.readable(needs)} of native memory, and the models in use on this executor hold " +
+      s"${CacheBudget.readable(inUse)}: together more than the model cache's budget of " +
+      s"${CacheBudget.readable(budget.maxBytes)} (${budget.describe}), and no other task can return its models " +
+      "first. Size the budget for every model a job's tasks use at once (routes and ensembles count each member): " +
+      s"raise spark.executor.memoryOverhead and ${TreescoreConf.CacheMaxBytes.key}, or run fewer tasks per " +
+      s"executor ($SizingGuide)."
+
+  private def release(entry: Entry, task: Long, admitted: Boolean): Unit = synchronized {
     entry.recharge()
     entry.users -= 1
-    if (entry.users == 0 && !entry.isLoaded) entries.remove(entry.key) // its load failed
+    if (entry.users == 0 && !entry.isLoaded) entries.remove(entry.key) // its load failed, or never began
+    if (admitted) {
+      leasesOf(task) -= 1
+      if (leasesOf(task) == 0) leasesOf -= task
+    }
     evictOverBudget()
+    roomChanged()
   }
 
   private def evictOverBudget(): Unit = {
-    var loadedBytes = entries.valuesIterator.map(_.bytes).sum
     val budget = maxBytes
+    evictIdle(budget, s"over the budget of ${budget >> 10} KiB")
+  }
+
+  /** Frees the least recently used models no task holds until all hold at most `target`. */
+  private def evictIdle(target: Long, why: String): Unit = {
+    var loadedBytes = entries.valuesIterator.map(_.bytes).sum
     val idle = entries.valuesIterator.filter(e => e.users == 0).toList // least recent first
-    idle.iterator.takeWhile(_ => loadedBytes > budget).foreach { e =>
+    idle.iterator.takeWhile(_ => loadedBytes > target).foreach { e =>
       entries.remove(e.key)
       loadedBytes -= e.bytes
       evicted.incrementAndGet()
-      e.free(s"the cache held ${(loadedBytes + e.bytes) >> 10} KiB, over its budget of ${budget >> 10} KiB")
+      e.free(s"the cache held ${(loadedBytes + e.bytes) >> 10} KiB; $why")
     }
   }
 
@@ -171,14 +327,20 @@ object ModelCache {
   /** Models loaded in this JVM right now. */
   def loadedCount: Int = synchronized(entries.valuesIterator.count(_.isLoaded))
 
-  /** Bytes charged for the models loaded in this JVM right now. */
+  /** Bytes charged against the budget right now: models loaded, and reserves for loads under way. */
   def loadedBytes: Long = synchronized(entries.valuesIterator.map(_.bytes).sum)
 
   /** Native bytes the models loaded in this JVM hold right now, as the native account counts them. */
   def heldBytes: Long = synchronized(entries.valuesIterator.map(_.held).sum)
 
   /** Sets the budget for this JVM, overriding the Spark conf; for tests. None restores the conf. */
-  def setMaxBytesForTesting(bytes: Option[Long]): Unit = { budgetOverride = bytes; synchronized(evictOverBudget()) }
+  def setMaxBytesForTesting(bytes: Option[Long]): Unit = {
+    budgetOverride = bytes
+    synchronized { evictOverBudget(); roomChanged() }
+  }
+
+  /** As above, for callers that cannot build a Scala Option, such as Python's gateway. */
+  def setMaxBytesForTesting(bytes: Long): Unit = setMaxBytesForTesting(Some(bytes))
 
   /** Frees every model no task is using. */
   def clear(): Unit = synchronized {
