@@ -157,6 +157,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
     }
     val leases = ModelCache.acquireAll(requests.distinct)
     task.addTaskCompletionListener[Unit](_ => leases.foreach(_.close()))
+    leases.foreach(lease => metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)) // the loads happen here
   }
 
   /** The task's scorer for the calls `calls`, whose results go to the same fields of the result row. */
