@@ -4,7 +4,7 @@ mode by the python of a fresh virtualenv that has only the built wheel, from out
 
 Checked: the jar and its native libraries reach the executors with no manual step; scores equal
 a single-threaded local-mode run and lightgbm's Booster.predict bit for bit; each executor parses
-the model once while 4 tasks share it; and a job that loses a worker in the middle and has a task
+the model once while 4 tasks share it, within the model budget `auto` derives from its memory; and a job that loses a worker in the middle and has a task
 fail on purpose still writes every row exactly once, with the same scores.
 """
 import hashlib
@@ -35,6 +35,9 @@ ROWS_PER_FILE = 2_500
 CORES = 4              # per worker and executor: 8 task slots on a 2-core machine
 FAILING_PARTITION = 5
 PARSED = re.compile(r"treescore: parsed model (\w{12}) ")
+AUTO_BUDGET = re.compile(r"treescore: the model cache's budget is (\d+) MiB \(spark\.treescore\.cache\.maxBytes=auto: "
+                         r"\d+ MiB of the executor's default memory overhead \((\d+) MiB: .*?\), after (\d+) MiB for "
+                         r"the JVM and (\d+) MiB for (\d+) task slots' buffers\)")
 
 # Each file its own partition: files are far smaller than a split, and opening one costs a split.
 SPLIT_CONF = ["spark.sql.files.maxPartitionBytes=64m", "spark.sql.files.openCostInBytes=64m"]
@@ -233,6 +236,14 @@ def test_cluster_scores_equal_local_mode_with_one_parse_per_executor(wheel_venv,
         assert loaded.group(1).startswith(executor_folder), (loaded.group(1), executor_folder)
         # Each executor parsed the model once, though 4 of its tasks scored with it at the same time.
         assert PARSED.findall(text) == [inputs.sha12], (name, PARSED.findall(text))
+        # Its model budget is what `auto` leaves of the overhead Spark gives a 512m executor: 10%,
+        # at least 384 MiB, less the JVM's reserve and a batch's buffers per task slot.
+        budget = AUTO_BUDGET.search(text)
+        assert budget, text[-4000:]
+        models, overhead, jvm, buffers, slots = map(int, budget.groups())
+        assert overhead == max(512 // 10, 384) and slots == CORES, budget.group(0)
+        assert models == overhead - jvm - buffers > 0, budget.group(0)
+        assert "cannot hold treescore's native memory" not in text, text[-4000:]
         assert peak_running(text, stage_id) == CORES, (name, peak_running(text, stage_id))
 
 

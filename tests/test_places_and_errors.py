@@ -71,3 +71,20 @@ def test_unknown_kind_is_a_value_error(spark, regression_booster):
     model = treescore.Model.from_booster(regression_booster)
     with pytest.raises(ValueError, match="unknown score kind 'proba'; expected one of prediction, raw, leaf, contrib"):
         treescore.score(model, kind="proba")
+
+
+def test_a_model_the_executors_cache_cannot_hold_is_an_analysis_error(spark, frame, regression_booster):
+    df, _ = frame
+    model = treescore.Model.from_booster(regression_booster)
+    cache = spark._jvm.treescore.nativelib.ModelCache
+    cache.setMaxBytesForTesting(100 << 10)
+    try:
+        with pytest.raises(AnalysisException) as error:
+            df.select(treescore.score(model))  # analysis, on the driver: no job runs
+    finally:
+        cache.setMaxBytesForTesting(getattr(getattr(spark._jvm.scala, "None$"), "MODULE$"))  # the conf's budget again
+    message = str(error.value)
+    assert f"model {model.content_hash[:12]} (all iterations, " in message, message
+    assert "more than the model cache's budget of 100 KiB (spark.treescore.cache.maxBytes=100 KiB)" in message, message
+    assert "Raise spark.executor.memoryOverhead" in message, message
+    assert df.select(treescore.score(model)).count() == df.count()  # the budget restored, it fits

@@ -5,8 +5,10 @@ import java.io.FileNotFoundException
 import org.apache.spark.sql.AnalysisException
 import org.apache.spark.sql.functions.{col, lit}
 
+import treescore.ensemble.{EnsembleScorer, Member, ModelScorer}
 import treescore.functions.score
-import treescore.model.TreeModel
+import treescore.model.{IterationRange, TreeModel}
+import treescore.nativelib.ModelCache
 
 /** Bad input fails on the driver with a message that names what is wrong. */
 class ErrorsSuite extends SparkSuite {
@@ -33,6 +35,44 @@ class ErrorsSuite extends SparkSuite {
       fixtureFrame.drop("f3").select(score(regressionModel))
     }
     assert(e.getMessage.contains("`f3`"), e.getMessage)
+  }
+
+  test("a model the executors' cache cannot hold is an AnalysisException naming both sizes, before any task") {
+    ModelCache.clear()
+    ModelCache.setMaxBytesForTesting(100L << 10)
+    try {
+      val e = intercept[AnalysisException](fixtureFrame.select(score(regressionModel)))
+      val needs = ModelCache.loadReserve(regressionModel, IterationRange.All)
+      assert(e.getMessage.contains(s"needs ${needs >> 10} KiB of native memory, more than the model cache's budget of " +
+        "100 KiB (spark.treescore.cache.maxBytes=100 KiB)"), e.getMessage)
+      assert(e.getMessage.contains("spark.executor.memoryOverhead"), e.getMessage)
+      assert(ModelCache.loadedCount == 0, "the driver loaded nothing to find out")
+    } finally ModelCache.setMaxBytesForTesting(None)
+  }
+
+  test("an ensemble member, or TreeSHAP tables, the cache cannot hold fail at analysis; what fits runs") {
+    ModelCache.clear()
+    val Seq(regression, binary) = Seq(regressionModel, binaryModel).map(ModelCache.loadReserve(_, IterationRange.All))
+    assert(binary > regression, "the fixtures' sizes changed: pick the budget anew")
+    ModelCache.setMaxBytesForTesting(regression)
+    try {
+      val both = EnsembleScorer(Seq(Member(ModelScorer(regressionModel)), Member(ModelScorer(binaryModel))))
+      val member = intercept[AnalysisException](fixtureFrame.select(score(both)))
+      assert(member.getMessage.contains(s"model ${binaryModel.contentHash.take(12)} (all iterations, "), member.getMessage)
+      assert(member.getMessage.contains(s"needs ${binary >> 10} KiB of native memory"), member.getMessage)
+      assert(fixtureFrame.select(score(regressionModel)).collect().length == fixtureFrame.count())
+
+      val tables = binaryModel.shapTables.tableBytes
+      ModelCache.clear()
+      ModelCache.setMaxBytesForTesting(binary + tables / 2)
+      spark.conf.set(TreescoreConf.EngineChoice.key, "treescore") // whose tables the cache holds
+      val contributions =
+        try intercept[AnalysisException](fixtureFrame.select(score(binaryModel, ScoreOptions(kind = "contrib"))))
+        finally spark.conf.unset(TreescoreConf.EngineChoice.key)
+      assert(contributions.getMessage.contains(s"needs ${(binary + tables) >> 10} KiB of native memory with its " +
+        "TreeSHAP tables"), contributions.getMessage)
+      assert(fixtureFrame.select(score(binaryModel)).collect().length == fixtureFrame.count())
+    } finally ModelCache.setMaxBytesForTesting(None)
   }
 
   test("a missing model file names the path") {

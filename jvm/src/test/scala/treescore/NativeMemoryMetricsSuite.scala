@@ -88,6 +88,12 @@ class NativeMemoryMetricsSuite extends SparkSuite {
     assert(wideBatches.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 4 * (64L << 20))
 
     assert(CacheBudget.of(new SparkConf(false).setMaster("local[4]")).maxBytes == CacheBudget.LocalBytes)
+
+    // The driver cannot know the cores of executors whose cores are not set: it assumes one slot.
+    val unknownCores = CacheBudget.largestOf(new SparkConf(false).setMaster("yarn").set("spark.executor.memory", "4g"))
+    assert(unknownCores.maxBytes == (409L << 20) - CacheBudget.JvmReserveBytes - (16L << 20))
+    val knownCores = new SparkConf(false).setMaster("yarn").set("spark.executor.memory", "4g").set("spark.executor.cores", "4")
+    assert(CacheBudget.largestOf(knownCores) == CacheBudget.of(knownCores))
   }
 
   test("batch.maxBytes bounds a task's buffers: wide calls get fewer rows per batch, with the same bits") {

@@ -138,24 +138,18 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
   }
 
   /**
-   * From the task's first scorer on: the most native memory held in this JVM while the task's
-   * thread allocated (its calls' working memory included), added to the task's metric when it
-   * completes.
-   */
-  /**
-   * Before the task's scorers open: watches its native peak, and leases every model its calls
-   * use at once, so that the cache admits them together ([[ModelCache.acquireAll]]) rather than
-   * one call's at a time, which could wait on a task waiting on this one. Completion listeners
-   * run last to first, so these leases are returned after the scorers' own.
+   * Before the task's scorers open: watches the most native memory held in this JVM while the
+   * task's thread allocates (its calls' working memory included), added to the task's metric when
+   * it completes; and leases every model its calls use at once, so that the cache admits them
+   * together ([[ModelCache.acquireAll]]) rather than one call's at a time, which could wait on a
+   * task waiting on this one. Completion listeners run last to first, so these leases are
+   * returned after the scorers' own.
    */
   private def beginTask(): Unit = {
     NativeMethods.takeThreadPeak()
     val task = TaskContext.get()
     task.addTaskCompletionListener[Unit](_ => metrics("nativePeakBytes") += NativeMethods.takeThreadPeak())
-    val requests = scores.indices.flatMap { k =>
-      if (topK.exists(_.score == k)) TaskScorers.topKRequests(scores(k)) else TaskScorers.requests(scores(k), engines(k))
-    }
-    val leases = ModelCache.acquireAll(requests.distinct)
+    val leases = ModelCache.acquireAll(TaskScorers.operatorRequests(scores, engines, topK))
     task.addTaskCompletionListener[Unit](_ => leases.foreach(_.close()))
     leases.foreach(lease => metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)) // the loads happen here
   }

@@ -10,8 +10,9 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference}
 import org.apache.spark.sql.execution.metric.SQLMetric
 
 import treescore.expressions.{BatchableScore, ProgramScoreExpression, RowScoring, ScoreExpression}
-import treescore.model.{Engine, IterationRange, PredictKind}
+import treescore.model.{Engine, PredictKind}
 import treescore.nativelib.ModelCache
+import treescore.rules.TopKSelection
 
 /**
  * Opens the task scorer for a score call, and scores calls one row at a time for [[treescore.expressions.RowScore]].
@@ -30,17 +31,18 @@ object TaskScorers extends RowScoring {
     case p: ProgramScoreExpression => ProgramTaskScorer.open(p, engine, inputSchema, batchRows, nativeThreads, metrics)
   }
 
-  /** The models `call` leases when its scorer opens in `engine`, as the cache is asked for them. */
-  def requests(call: BatchableScore, engine: Engine): Seq[ModelCache.Request] = call match {
-    case s: ScoreExpression => Seq(ModelCache.Request(s.model, s.options.iterations, engine, s.options.predictKind))
-    case p: ProgramScoreExpression => p.models.map(ModelCache.Request(_, IterationRange.All, engine, p.modelKind))
-  }
-
-  /** The models `call` leases when a top-K scan ranks it ([[TopKScorer]]). */
-  def topKRequests(call: BatchableScore): Seq[ModelCache.Request] = call match {
-    case s: ScoreExpression => Seq(ModelCache.Request(s.model, s.options.iterations, Engine.Treescore, PredictKind.Raw))
-    case other => requests(other, Engine.Treescore)
-  }
+  /**
+   * Every model the scorers of an operator's calls lease in a task, each once: the calls' own in
+   * their `engines`, and the top-K selected call's as its scan ranks it ([[TopKScorer]]).
+   */
+  def operatorRequests(calls: Seq[BatchableScore], engines: Seq[Engine], topK: Option[TopKSelection]): Seq[ModelCache.Request] =
+    calls.indices.flatMap { k =>
+      (calls(k), topK.exists(_.score == k)) match {
+        case (s: ScoreExpression, true) => Seq(ModelCache.Request(s.model, s.options.iterations, Engine.Treescore, PredictKind.Raw))
+        case (call, true) => call.cacheRequests(Engine.Treescore)
+        case (call, false) => call.cacheRequests(engines(k))
+      }
+    }.distinct
 
   /** The operator metric that counts the rows (grid points included) an engine scored. */
   def rowsMetric(engine: Engine): String = s"rowsBy_${engine.name}"

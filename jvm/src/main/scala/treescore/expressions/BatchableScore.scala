@@ -1,8 +1,11 @@
 package treescore.expressions
 
+import scala.util.Try
+
 import org.apache.spark.sql.catalyst.expressions.{Expression, Unevaluable}
 
-import treescore.model.{PredictKind, TreeModel}
+import treescore.model.{Engine, PredictKind, TreeModel}
+import treescore.nativelib.ModelCache
 
 /**
  * A score call: what to score (a model or a program of models), over which inputs, with which
@@ -21,6 +24,16 @@ trait BatchableScore extends Expression with Unevaluable {
 
   /** The output kind its models are asked for, which decides the engine that can serve it. */
   def modelKind: PredictKind
+
+  /** The models its scorer leases in `engine`, as the model cache is asked for them. */
+  def cacheRequests(engine: Engine): Seq[ModelCache.Request]
+
+  /**
+   * Where the executors' model cache cannot hold one of this call's models, however empty it is:
+   * the error every task would fail with, raised instead while the driver analyses the call.
+   */
+  protected def cacheProblem: Option[String] =
+    Try(Engine.forCall(models, modelKind)).toOption.flatMap(engine => ModelCache.beyondBudget(cacheRequests(engine)))
 
   /** Scores per input row: a what-if grid's points, otherwise 1. A batch holds at most batch.rows scores. */
   def pointsPerRow: Int = 1

@@ -5,7 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, DoubleType, NumericType, StringType}
 
 import treescore.ensemble.{GridAxis, Monotone, Scorer}
-import treescore.model.{PredictKind, TreeModel}
+import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
+import treescore.nativelib.ModelCache
 
 /**
  * A what-if grid's axes and curve constraint. Its points are the axes' cross product, the first
@@ -42,6 +43,8 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
   override def models: Seq[TreeModel] = scorer.models
   /** Members give one prediction or raw score per row, which every engine serves; TreeSHAP only LightGBM's. */
   override def modelKind: PredictKind = if (contributions) PredictKind.Contrib else PredictKind.Prediction
+  override def cacheRequests(engine: Engine): Seq[ModelCache.Request] =
+    models.map(ModelCache.Request(_, IterationRange.All, engine, modelKind))
   override def pointsPerRow: Int = grid.map(_.size).getOrElse(1)
   /** Doubles per grid point: one score, or the contributions of every input and the expected value. */
   def valuesPerPoint: Int = if (contributions) featureInputs.length + 1 else 1
@@ -65,7 +68,7 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
       case (c, name) if !(c.dataType.isInstanceOf[StringType] || c.dataType.isInstanceOf[NumericType] || c.dataType == BooleanType) =>
         s"treescore: the routing key '$name' has type ${c.dataType.simpleString}; expected a string, number or boolean"
     }
-    numeric.orElse(keys).map(TypeCheckResult.TypeCheckFailure).getOrElse(TypeCheckResult.TypeCheckSuccess)
+    numeric.orElse(keys).orElse(cacheProblem).map(TypeCheckResult.TypeCheckFailure).getOrElse(TypeCheckResult.TypeCheckSuccess)
   }
 
   override def toString: String = {

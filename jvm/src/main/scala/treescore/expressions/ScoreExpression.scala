@@ -8,6 +8,7 @@ import treescore.ScoreOptions
 import scala.util.{Failure, Success, Try}
 
 import treescore.model.{Engine, PredictKind, TreeModel}
+import treescore.nativelib.ModelCache
 
 /**
  * `score(model, features...)`: a LightGBM prediction over feature columns, a Spark ML vector
@@ -24,6 +25,8 @@ case class ScoreExpression(model: TreeModel, children: Seq[Expression], options:
 
   override def models: Seq[TreeModel] = Seq(model)
   override def modelKind: PredictKind = options.predictKind
+  override def cacheRequests(engine: Engine): Seq[ModelCache.Request] =
+    Seq(ModelCache.Request(model, options.iterations, engine, options.predictKind))
 
   /** Calls of models with as many features over the same columns read one matrix per task. */
   override def sharedFeatures: Option[(Any, Int)] = Some(((children.map(_.canonicalized), model.numFeatures), model.numFeatures))
@@ -49,7 +52,9 @@ case class ScoreExpression(model: TreeModel, children: Seq[Expression], options:
       case Failure(e) => Some(e.getMessage.stripPrefix("treescore: "))
       case Success(_) => None
     }
-    iterationProblem.orElse(engineProblem).orElse(input.problem(children, model)) match {
+    val problem = iterationProblem.orElse(engineProblem).orElse(input.problem(children, model))
+      .orElse(cacheProblem.map(_.stripPrefix("treescore: ")))
+    problem match {
       case Some(problem) => TypeCheckResult.TypeCheckFailure(s"treescore: $problem")
       case None => TypeCheckResult.TypeCheckSuccess
     }

@@ -88,6 +88,16 @@ object CacheBudget {
     CacheBudget(overhead, source, taskSlots(conf, master), taskBuffers, configured, local)
   }
 
+  /**
+   * The largest budget an executor of the application can have, as its driver knows it. Where
+   * `spark.executor.cores` is not set, each executor's processors decide its task slots; one slot
+   * leaves the models the most room.
+   */
+  def largestOf(conf: SparkConf): CacheBudget = {
+    val budget = of(conf)
+    if (budget.local || conf.contains("spark.executor.cores")) budget else budget.copy(taskSlots = 1)
+  }
+
   private def overheadOf(conf: SparkConf): (Long, String) = conf.getOption("spark.executor.memoryOverhead") match {
     case Some(raw) =>
       val bytes = conf.getSizeAsMb("spark.executor.memoryOverhead") << 20

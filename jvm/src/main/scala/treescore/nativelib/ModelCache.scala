@@ -159,7 +159,7 @@ object ModelCache {
             // holding nothing, which may always wait.
             case refused: NoRoomYet if held.nonEmpty && !refused.alone =>
             case refused: NoRoomYet if held.nonEmpty => synchronized {
-              throw new IllegalStateException(togetherOverBudget(requests.map(needsAlone).sum, currentBudget))
+              throw new IllegalStateException(togetherOverBudget(togetherNeeds(requests), currentBudget))
             }
             case _ => throw e
           }
@@ -168,14 +168,38 @@ object ModelCache {
     leases.get
   }
 
+  /**
+   * The error every executor gives where one model of `requests` needs more than the budget with
+   * nothing else loaded (its load's reserve, and the TreeSHAP tables a call builds); None where
+   * each fits. The driver asks while it analyses a call, so that such a job fails before any task
+   * runs. Where an executor's cores are not set, each executor's own processors decide its task
+   * slots, so the driver assumes the fewest, one, which leaves the models the most room: it refuses
+   * only what no executor can hold. Whether models that each fit also fit together depends on what
+   * they hold once loaded, which only an executor knows.
+   */
+  def beyondBudget(requests: Seq[Request]): Option[String] = synchronized {
+    val budget = withOverride(CacheBudget.largestOf(sparkConf))
+    requests.groupBy(keyOf).iterator.map { case (key, same) => (key, same, same.map(needsAlone).max) }
+      .collectFirst { case (key, same, needs) if needs > budget.maxBytes =>
+        val kind = if (same.exists(_.kind == PredictKind.Contrib)) PredictKind.Contrib else same.head.kind
+        overBudget(key, kind, needs, budget)
+      }
+  }
+
+  private def keyOf(request: Request): Key = Key(request.model.contentHash, request.range, request.engine)
+
+  /** Under the lock: what `requests` need together with nothing else loaded, each model once. */
+  private def togetherNeeds(requests: Seq[Request]): Long =
+    requests.groupBy(keyOf).valuesIterator.map(_.map(needsAlone).max).sum
+
   /** Under the lock: what `request`'s model needs with nothing else loaded. */
   private def needsAlone(request: Request): Long =
-    entries.get(Key(request.model.contentHash, request.range, request.engine)).fold(
+    entries.get(keyOf(request)).fold(
       loadReserve(request.model, request.range) + tableRoom(request.model, request.engine, request.kind))(
       _.needs(request.model, request.kind))
 
   private def acquire(request: Request, task: Long): ModelLease = {
-    val key = Key(request.model.contentHash, request.range, request.engine)
+    val key = keyOf(request)
     var entry: Entry = null
     var admitted = false
     try {
@@ -311,11 +335,12 @@ object ModelCache {
   def budgetBytes: Long = maxBytes
 
   /** The budget of this JVM: from its Spark conf, or as in local mode outside Spark. */
-  private def currentBudget: CacheBudget = {
-    val conf = Option(SparkEnv.get).map(_.conf).getOrElse(new SparkConf(false).setMaster("local"))
-    val budget = CacheBudget.of(conf)
+  private def currentBudget: CacheBudget = withOverride(CacheBudget.of(sparkConf))
+
+  private def sparkConf: SparkConf = Option(SparkEnv.get).map(_.conf).getOrElse(new SparkConf(false).setMaster("local"))
+
+  private def withOverride(budget: CacheBudget): CacheBudget =
     budgetOverride.fold(budget)(bytes => budget.copy(configured = Some(bytes)))
-  }
 
   /** Models freed for the budget since this JVM started. */
   def evictions: Long = evicted.get()
