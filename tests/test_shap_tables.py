@@ -40,6 +40,24 @@ def test_the_driver_counts_the_tables_the_engine_builds(spark, name):
     assert treescore.Model.from_string(text).engine("contrib") == "treescore"
 
 
+@pytest.mark.parametrize("name", ["regression", "255_leaves_deep"])
+def test_within_a_smaller_table_budget_the_driver_counts_what_the_engine_keeps(spark, name):
+    """The model cache gives a model's tables what its budget leaves once the model is loaded:
+    the driver must choose the same leaves as the engine under any such budget."""
+    text = shape_booster(name).model_to_string()
+    _, tables = estimate(spark, text)
+    full = tables.tableAddends()
+    assert full > 3
+    budgets = sorted({0, 1, full // 3, full // 2 + 1, full - 1, full})
+    for most in budgets:
+        within = tables.within(most)
+        counted = {"leaves": within.leaves(), "replayed_leaves": within.replayedLeaves(),
+                   "table_addends": within.tableAddends()}
+        assert counted == treescore_native.ExactScorer(text, max_table_addends=most).shap_tables(), most
+        assert counted["table_addends"] <= most
+    assert tables.within(0).replayedShare() > tables.replayedShare()
+
+
 @pytest.mark.parametrize("trees, max_depth", [(12, 12), (60, -1)])
 def test_past_the_budget_the_smallest_tables_are_kept_and_auto_keeps_the_engine(spark, trees, max_depth):
     text = deep_forest(trees, max_depth)

@@ -63,9 +63,12 @@ PredictKind ToKind(jint kind) {
   return static_cast<PredictKind>(kind);
 }
 
-jlong LoadModel(JNIEnv* env, jclass, jbyteArray model_text, jint engine) {
+jlong LoadModel(JNIEnv* env, jclass, jbyteArray model_text, jint engine, jlong max_table_addends) {
   return Guarded<jlong>(env, 0, [&] {
     if (model_text == nullptr) throw std::invalid_argument("model text is null");
+    if (max_table_addends < 0) {
+      throw std::invalid_argument("the TreeSHAP tables' addends must be at least 0, not " + std::to_string(max_table_addends));
+    }
     const jsize length = env->GetArrayLength(model_text);
     std::string text(static_cast<size_t>(length), '\0');
     env->GetByteArrayRegion(model_text, 0, length, reinterpret_cast<jbyte*>(text.data()));
@@ -76,7 +79,8 @@ jlong LoadModel(JNIEnv* env, jclass, jbyteArray model_text, jint engine) {
       switch (static_cast<Engine>(engine)) {
         case Engine::kLightGbm: model = std::make_shared<Booster>(Booster::FromModelText(text)); break;
         case Engine::kTreescore:
-          model = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text));
+          model = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(
+              text, engine::Layout::kAuto, engine::BestSimd(), static_cast<size_t>(max_table_addends)));
           break;
         default: throw std::invalid_argument("unknown engine code " + std::to_string(engine));
       }
@@ -324,7 +328,7 @@ jlong LiveModelCount(JNIEnv* env, jclass) {
 }
 
 const JNINativeMethod kMethods[] = {
-    {const_cast<char*>("loadModel"), const_cast<char*>("([BI)J"), reinterpret_cast<void*>(&LoadModel)},
+    {const_cast<char*>("loadModel"), const_cast<char*>("([BIJ)J"), reinterpret_cast<void*>(&LoadModel)},
     {const_cast<char*>("releaseModel"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseModel)},
     {const_cast<char*>("modelHeldBytes"), const_cast<char*>("(J)J"), reinterpret_cast<void*>(&ModelHeldBytes)},
     {const_cast<char*>("numFeatures"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumFeatures)},

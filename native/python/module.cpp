@@ -101,7 +101,8 @@ PYBIND11_MODULE(treescore_native, m) {
   // std::invalid_argument (a model the engine cannot read or evaluate) becomes ValueError.
   using treescore::EnginePredictor;
   py::class_<EnginePredictor>(m, "ExactScorer")
-      .def(py::init([](const std::string& text, const std::string& layout, const std::string& simd) {
+      .def(py::init([](const std::string& text, const std::string& layout, const std::string& simd,
+                       int64_t max_table_addends) {
              using treescore::engine::Layout;
              using treescore::engine::Simd;
              const Layout chosen = layout == "auto" ? Layout::kAuto
@@ -109,11 +110,14 @@ PYBIND11_MODULE(treescore_native, m) {
                                    : layout == "quickscorer" ? Layout::kQuickScorer
                                    : throw py::value_error("layout must be auto, node walk or quickscorer; got '" + layout + "'");
              const Simd level = simd == "best" ? treescore::engine::BestSimd() : treescore::engine::ParseSimd(simd);
-             return EnginePredictor::FromModelText(text, chosen, level);
+             if (max_table_addends < 0) throw py::value_error("max_table_addends must be at least 0");
+             return EnginePredictor::FromModelText(text, chosen, level, static_cast<size_t>(max_table_addends));
            }),
            py::arg("model_text"), py::arg("layout") = "auto", py::arg("simd") = "best",
+           py::arg("max_table_addends") = static_cast<int64_t>(treescore::engine::TreeShap::kMaxTableAddends),
            "treescore's own exact engine, built from LightGBM's text format (the engine executors run). "
-           "simd: the instruction set its vector code runs on, this CPU's best unless a test asks for a lower one.")
+           "simd: the instruction set its vector code runs on, this CPU's best unless a test asks for a lower one. "
+           "max_table_addends: at most what TreeSHAP's tables keep (the wire limit at most); other leaves replay.")
       .def_property_readonly("layout", [](const EnginePredictor& p) { return p.scorer().layout_name(); })
       .def_property_readonly("simd", [](const EnginePredictor& p) { return p.scorer().simd_name(); })
       .def_property_readonly("leaf_set_bits", [](const EnginePredictor& p) { return p.scorer().leaf_set_bits(); })

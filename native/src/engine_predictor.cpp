@@ -11,8 +11,9 @@
 
 namespace treescore {
 
-EnginePredictor EnginePredictor::FromModelText(const std::string& model_text, engine::Layout layout, engine::Simd simd) {
-  return EnginePredictor(engine::ExactScorer(model::ReadLightGbmText(model_text), layout, simd));
+EnginePredictor EnginePredictor::FromModelText(const std::string& model_text, engine::Layout layout, engine::Simd simd,
+                                               size_t max_table_addends) {
+  return EnginePredictor(engine::ExactScorer(model::ReadLightGbmText(model_text), layout, simd, max_table_addends));
 }
 
 int64_t EnginePredictor::OutputsPerRow(PredictKind kind, IterationRange range) const {

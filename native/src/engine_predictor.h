@@ -16,8 +16,10 @@ namespace treescore {
 class EnginePredictor final : public Predictor {
  public:
   // Parses the model text; throws std::invalid_argument on a model the engine cannot evaluate.
+  // Its TreeSHAP tables keep at most max_table_addends addends (engine::TreeShap).
   static EnginePredictor FromModelText(const std::string& model_text, engine::Layout layout = engine::Layout::kAuto,
-                                       engine::Simd simd = engine::BestSimd());
+                                       engine::Simd simd = engine::BestSimd(),
+                                       size_t max_table_addends = engine::TreeShap::kMaxTableAddends);
 
   int num_features() const override { return scorer_.forest().num_features; }
   int num_classes() const override { return scorer_.forest().num_classes; }

@@ -85,9 +85,11 @@ std::vector<double> Rows(const std::string& text, int rows, unsigned seed) {
   return data;
 }
 
-void ExpectLightGbmBits(const std::string& text, const std::string& what) {
+void ExpectLightGbmBits(const std::string& text, const std::string& what,
+                        size_t max_table_addends = engine::TreeShap::kMaxTableAddends) {
   const Booster lightgbm = Booster::FromModelText(text);
-  const EnginePredictor ours = EnginePredictor::FromModelText(text);
+  const EnginePredictor ours =
+      EnginePredictor::FromModelText(text, engine::Layout::kAuto, engine::BestSimd(), max_table_addends);
   const std::vector<double> rows = Rows(text, 700, 21);
   const int n = static_cast<int>(rows.size() / kCols);
   for (IterationRange range : {IterationRange{}, IterationRange{2, 5}, IterationRange{7, 0}}) {
@@ -137,6 +139,21 @@ TEST(TreeShapTest, EqualsLightGbmForDeepTreesAndOneLeafTrees) {
   ASSERT_GT(deepest, engine::TreeShap::kMaxTableDepth) << "no leaf replays its path";
   ExpectLightGbmBits(deep, "deep");
   ExpectLightGbmBits(Train("regression", "num_leaves=31 min_gain_to_split=1e9", 6), "one leaf");
+}
+
+// A model cache with little room keeps fewer tables: the leaves without one replay, same bits.
+TEST(TreeShapTest, EqualsLightGbmWhateverTheTablesMayKeep) {
+  const std::string text = Train("binary", "num_leaves=31", 20);
+  const model::Forest forest = model::ReadLightGbmText(text);
+  const engine::TreeShap::TableStats unbounded = engine::TreeShap(forest).Stats();
+  const int64_t full = unbounded.table_addends;
+  ASSERT_GT(full, 2);
+  for (const auto most : {size_t{0}, size_t{1}, static_cast<size_t>(full / 3), static_cast<size_t>(full)}) {
+    const engine::TreeShap::TableStats stats = engine::TreeShap(forest, most).Stats();
+    EXPECT_LE(stats.table_addends, static_cast<int64_t>(most));
+    EXPECT_EQ(stats.replayed_leaves > unbounded.replayed_leaves, most < static_cast<size_t>(full)) << most;
+    ExpectLightGbmBits(text, "tables of at most " + std::to_string(most) + " addends", most);
+  }
 }
 
 // Rows that share a deep leaf's pattern share its addends through a memo; one that starts again

@@ -20,9 +20,10 @@ double Sigmoid(double sigmoid, double x) { return 1.0 / (1.0 + std::exp(-sigmoid
 
 }  // namespace
 
-ExactScorer::ExactScorer(model::Forest forest, Layout layout, Simd simd)
+ExactScorer::ExactScorer(model::Forest forest, Layout layout, Simd simd, size_t max_table_addends)
     : forest_(std::make_shared<const model::Forest>(std::move(forest))),
       simd_(simd),
+      max_table_addends_(max_table_addends),
       has_linear_trees_(forest_->has_linear_trees()) {
   RequireSimd(simd, BestSimd());
   const bool fits = QuickScorer::Fits(*forest_);
@@ -37,7 +38,7 @@ ExactScorer::ExactScorer(model::Forest forest, Layout layout, Simd simd)
     layout_ = Layout::kNodeWalk;
     walker_ = std::make_unique<NodeWalker>(*forest_, simd);
   }
-  shap_ = std::make_unique<TreeShap>(*forest_);
+  shap_ = std::make_unique<TreeShap>(*forest_, max_table_addends);
   for (const model::Tree& tree : forest_->trees) {
     first_leaf_.push_back(leaf_values_.size());
     leaf_values_.insert(leaf_values_.end(), tree.leaf_value.begin(), tree.leaf_value.end());
@@ -180,7 +181,7 @@ ExactScorer ExactScorer::Slice(IterationRange iterations) const {
   Range(iterations, &first, &count);
   const size_t per_iteration = static_cast<size_t>(forest_->trees_per_iteration);
   return ExactScorer(forest_->Slice(static_cast<size_t>(first) * per_iteration, static_cast<size_t>(count) * per_iteration),
-                     layout_, simd_);
+                     layout_, simd_, max_table_addends_);
 }
 
 int64_t ExactScorer::LeafOutputsPerRow(IterationRange iterations) const {

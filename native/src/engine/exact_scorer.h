@@ -32,8 +32,10 @@ enum class Layout {
 class ExactScorer {
  public:
   // simd: the instruction set the layout runs on (simd.h), the CPU's best unless a test asks for
-  // another; every one gives the same bits. A level the CPU lacks is refused.
-  ExactScorer(model::Forest forest, Layout layout, Simd simd = BestSimd());
+  // another; every one gives the same bits. A level the CPU lacks is refused. The TreeSHAP
+  // tables keep at most max_table_addends addends (TreeShap's constructor), a slice's too.
+  ExactScorer(model::Forest forest, Layout layout, Simd simd = BestSimd(),
+              size_t max_table_addends = TreeShap::kMaxTableAddends);
 
   const model::Forest& forest() const { return *forest_; }
   // The layout in use: "quickscorer" or "node walk".
@@ -111,6 +113,7 @@ class ExactScorer {
   std::shared_ptr<const model::Forest> forest_;
   Layout layout_;                        // the one in use: kQuickScorer or kNodeWalk
   Simd simd_;
+  size_t max_table_addends_;
   bool has_linear_trees_;  // whether some leaf's value depends on the row (model/linear_leaf.h)
   std::unique_ptr<QuickScorer> quick_;   // one of the two layouts
   std::unique_ptr<NodeWalker> walker_;

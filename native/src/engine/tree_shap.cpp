@@ -16,8 +16,6 @@ namespace {
 // cache before the additions read them (7% slower on the bench's 300 x 31 leaves).
 constexpr size_t kPassRows = 8;
 
-// Addends kept over all of a forest's tables (8 bytes each): beyond it, leaves replay.
-constexpr auto kMaxTableAddends = static_cast<size_t>(wire::kTreeShapMaxTableAddends);
 
 // A node's or leaf's training count, as LightGBM's data_count reads it (a node, or ~leaf).
 double Cover(const model::Tree& tree, int32_t index) {
@@ -37,7 +35,8 @@ double ExpectedValue(const model::Tree& tree) {
 
 }  // namespace
 
-TreeShap::TreeShap(const model::Forest& forest) : forest_(forest) {}
+TreeShap::TreeShap(const model::Forest& forest, size_t max_table_addends)
+    : forest_(forest), max_table_addends_(std::min(max_table_addends, kMaxTableAddends)) {}
 
 int64_t TreeShap::OutputsPerRow() const {
   return static_cast<int64_t>(forest_.num_classes) * (forest_.num_features + 1);
@@ -274,7 +273,7 @@ void TreeShap::Build() const {
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return std::tie(a.size, a.tree, a.leaf) < std::tie(b.size, b.tree, b.leaf);
   });
-  size_t budget = kMaxTableAddends;
+  size_t budget = max_table_addends_;
   size_t chosen = 0;
   for (; chosen < candidates.size() && candidates[chosen].size <= budget; ++chosen) budget -= candidates[chosen].size;
   // Each tree's values are sized exactly before they are filled: growing them would hold up to

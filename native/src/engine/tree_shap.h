@@ -31,10 +31,14 @@ class TreeShap {
  public:
   // A leaf gets a table of 2^depth patterns up to this depth; deeper leaves replay their path.
   static constexpr int kMaxTableDepth = static_cast<int>(wire::kTreeShapMaxTableDepth);
+  // Addends kept over all of a forest's tables (8 bytes each), at most: beyond them, leaves replay.
+  static constexpr size_t kMaxTableAddends = static_cast<size_t>(wire::kTreeShapMaxTableAddends);
 
   // The forest must outlive this. The tables are built on the first Explain (or Stats), for
-  // every tree, so that a model only scored never pays for them.
-  explicit TreeShap(const model::Forest& forest);
+  // every tree, so that a model only scored never pays for them. They keep at most
+  // max_table_addends addends (at most kMaxTableAddends), so that they fit the memory the model
+  // may hold; the leaves left without one replay, with the same bits.
+  explicit TreeShap(const model::Forest& forest, size_t max_table_addends = kMaxTableAddends);
 
   // Doubles per row: num_features + 1 per class, the expected value last in each class's run.
   int64_t OutputsPerRow() const;
@@ -167,6 +171,7 @@ class TreeShap {
   static bool Memoized(const Leaf& leaf);
 
   const model::Forest& forest_;
+  const size_t max_table_addends_;
   mutable std::once_flag built_;
   mutable std::vector<double> expected_value_;  // per tree
   mutable std::vector<TreeTables> tables_;      // per tree

@@ -70,7 +70,8 @@ object TreescoreConf {
       "(what the engine builds, TreeSHAP tables included). Room is reserved before a model is loaded or builds " +
       "tables: the least recently used models that no task is using are freed, and where the models in use leave " +
       "too little, the task waits for others to return theirs. A model, or one call's models, that alone need more " +
-      "than the budget fail the query with an error naming both sizes. `auto`: what `spark.executor.memoryOverhead` leaves after 256 MiB for the JVM and 16 MiB " +
+      "than the budget fail the query with an error naming both sizes. A model's TreeSHAP tables keep at most what " +
+      "the budget leaves once it is loaded; its other leaves replay, with the same bits, more slowly. `auto`: what `spark.executor.memoryOverhead` leaves after 256 MiB for the JVM and 16 MiB " +
       "per task slot (`batch.maxBytes`) for task buffers (2 GiB in local mode). Accepts `auto` or byte sizes like `512m`. See " +
       "[tuning.md](tuning.md#sizing-native-memory).",
     (key, raw) => if (raw.trim.equalsIgnoreCase("auto")) None else Some(size("auto, 512m or 2g")(key, raw)))

@@ -75,8 +75,14 @@ class EngineChoiceSuite extends SparkSuite {
     val tables = deep.result
     // Leaves at depth d <= 12 read min(d, 3) features, and both leaves at depth 13 read 3: work e^2 + d.
     val tabledWork = (1 until depth).map(d => math.min(d, 3) * math.min(d, 3) + d).sum
-    assert(tables.copy(replayedShare = 0) == TreeShapTables(hasCounts = true, leaves = depth + 1, replayedLeaves = 2, 0,
-      tableAddends = (1 until depth).map(d => (1L << d) * math.min(d, 3)).sum))
+    val addends = (1 until depth).map(d => (1L << d) * math.min(d, 3)).sum
+    assert(tables.copy(replayedShare = 0, candidates = TreeShapTables.Candidates.Empty) ==
+      TreeShapTables(hasCounts = true, leaves = depth + 1, replayedLeaves = 2, 0, tableAddends = addends))
+    // Under a smaller budget the largest table goes first, then the next: smallest tables first.
+    val largest = (1L << (depth - 1)) * 3
+    assert(tables.within(addends - 1).tableAddends == addends - largest && tables.within(addends - 1).replayedLeaves == 3)
+    assert(tables.within(addends - largest - 1).replayedLeaves == 4)
+    assert(tables.within(0).replayedLeaves == depth + 1 && tables.within(0).replayedShare == 1.0)
     assert(math.abs(tables.replayedShare - 2.0 * (9 + depth) / (tabledWork + 2 * (9 + depth))) < 1e-12)
   }
 

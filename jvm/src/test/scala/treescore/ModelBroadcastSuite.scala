@@ -51,7 +51,8 @@ class ModelBroadcastSuite extends SparkSuite {
       assert(withBatchingDisabled(agrees(model)))
     }
     val shipped = serialized(model)
-    assert(shipped.length < 2000, s"a shipped model serializes to ${shipped.length} bytes")
+    // Its header travels (feature names, the sizes of its TreeSHAP tables), not its text.
+    assert(shipped.length < 3000, s"a shipped model serializes to ${shipped.length} bytes")
     val received = deserialized[TreeModel](shipped)
     assert(received == model && received.text == model.text && received.featureNames == model.featureNames)
   }

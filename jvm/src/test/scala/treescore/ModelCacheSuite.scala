@@ -253,7 +253,35 @@ class ModelCacheSuite extends AnyFunSuite {
     finally ModelCache.setMaxBytesForTesting(None)
   }
 
-  private def contributions(native: NativeModel): Unit = {
+  test("under a small budget, TreeSHAP tables keep what the load leaves and other leaves replay: same bits") {
+    ModelCache.clear()
+    val model = models.head
+    val reserve = ModelCache.loadReserve(model, IterationRange.All)
+    val full = model.shapTables
+    def leased[T](engine: Engine, kind: PredictKind)(body: NativeModel => T): T = {
+      val lease = ModelCache.acquire(model, IterationRange.All, engine, kind)
+      try body(lease.model) finally lease.close()
+    }
+    val lightGbm = leased(Engine.LightGbm, PredictKind.Contrib)(contributions)
+    ModelCache.clear()
+    val budget = reserve + full.tableBytes / 2
+    ModelCache.setMaxBytesForTesting(Some(budget))
+    try {
+      val kept = full.within((budget - reserve) / java.lang.Double.BYTES)
+      assert(0 < kept.tableAddends && kept.tableAddends < full.tableAddends && kept.replayedLeaves > full.replayedLeaves,
+        s"$kept against $full")
+      val engineLoad = leased(Engine.Treescore, PredictKind.Prediction)(_.heldBytes)
+      val (bits, withTables) = leased(Engine.Treescore, PredictKind.Contrib)(native => (contributions(native), native.heldBytes))
+      assert(bits == lightGbm, "leaves without a table give LightGBM's bits too")
+      val tables = withTables - engineLoad
+      assert(tables >= kept.tableBytes && tables <= kept.tableBytes + kept.tableBytes / 8 + (64L << 10),
+        s"the driver's estimate of ${kept.tableBytes} bytes is what the tables hold: $tables")
+      assert(ModelCache.loadedBytes <= budget)
+    } finally ModelCache.setMaxBytesForTesting(None)
+  }
+
+  /** The bits of 50 rows' contributions. */
+  private def contributions(native: NativeModel): Seq[Long] = {
     val rows = 50
     val in = new OffHeapDoubles(rows * 6L)
     val out = new OffHeapDoubles(rows * native.outputsPerRow(PredictKind.Contrib).toLong)
@@ -261,6 +289,7 @@ class ModelCacheSuite extends AnyFunSuite {
       for (i <- 0L until rows * 6L) in.put(i, (i % 13) / 7.0 - 1.0)
       val columns = FeatureColumns.rowMajor(in, rows, 6)
       try native.predict(columns, PredictKind.Contrib, 1, out) finally columns.close()
+      (0L until rows * native.outputsPerRow(PredictKind.Contrib)).map(i => java.lang.Double.doubleToRawLongBits(out.get(i)))
     } finally { in.close(); out.close() }
   }
 }

@@ -57,15 +57,15 @@ class NativeSuite extends AnyFunSuite {
 
   test("LightGBM's own errors arrive as NativeException with its message") {
     NativeLoader.ensureLoaded()
-    val e = intercept[NativeException](NativeMethods.loadModel("tree\nnot really\n".getBytes, Engine.LightGbm.code))
+    val e = intercept[NativeException](NativeMethods.loadModel("tree\nnot really\n".getBytes, Engine.LightGbm.code, 0L))
     assert(e.getMessage.startsWith("LGBM_BoosterLoadModelFromString failed: "), e.getMessage)
   }
 
   test("treescore's engine refuses text it cannot read with an IllegalArgumentException naming the problem") {
     NativeLoader.ensureLoaded()
-    val e = intercept[IllegalArgumentException](NativeMethods.loadModel("tree\nnot really\n".getBytes, Engine.Treescore.code))
+    val e = intercept[IllegalArgumentException](NativeMethods.loadModel("tree\nnot really\n".getBytes, Engine.Treescore.code, 0L))
     assert(e.getMessage.contains("treescore engine: the model text has no whole iterations of trees"), e.getMessage)
-    val unknown = intercept[IllegalArgumentException](NativeMethods.loadModel("tree\n".getBytes, 7))
+    val unknown = intercept[IllegalArgumentException](NativeMethods.loadModel("tree\n".getBytes, 7, 0L))
     assert(unknown.getMessage.contains("unknown engine code 7"), unknown.getMessage)
   }
 

@@ -26,7 +26,7 @@ class WireCodesSuite extends AnyFunSuite {
   test("native code reads the same codes: it refuses the first code past a group's last") {
     NativeLoader.ensureLoaded()
     val pastEngines = WireCodes.Engine.names.length
-    val e = intercept[IllegalArgumentException](NativeMethods.loadModel("tree\n".getBytes, pastEngines))
+    val e = intercept[IllegalArgumentException](NativeMethods.loadModel("tree\n".getBytes, pastEngines, 0L))
     assert(e.getMessage.contains(s"unknown engine code $pastEngines"), e.getMessage)
   }
 }

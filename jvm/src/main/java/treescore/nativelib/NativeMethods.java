@@ -21,9 +21,10 @@ public final class NativeMethods {
 
   /**
    * Parses a LightGBM text model (UTF-8 bytes) into an engine (0 LightGBM's predictor, 1
-   * treescore's exact engine) and returns a handle to it.
+   * treescore's exact engine) and returns a handle to it. treescore's engine keeps at most
+   * maxTableAddends addends in its TreeSHAP tables (8 bytes each; WireLimits caps it too).
    */
-  public static native long loadModel(byte[] modelText, int engine);
+  public static native long loadModel(byte[] modelText, int engine, long maxTableAddends);
 
   /** Frees the model behind a handle once no call is using it any more. */
   public static native void releaseModel(long handle);

@@ -8,7 +8,8 @@ import treescore.wire.WireLimits
  * What treescore's TreeSHAP (native/src/engine/tree_shap.h) would keep for a model, read on the
  * driver from the model's trees. A leaf at most WireLimits.TreeShapMaxTableDepth deep gets a
  * table of 2^depth patterns of its elements (the distinct features on its path), smallest tables
- * first while WireLimits.TreeShapMaxTableAddends lasts. Other leaves replay their path for a row
+ * first while the model's table budget lasts: WireLimits.TreeShapMaxTableAddends, or less where
+ * the model cache gives the model less ([[within]]). Other leaves replay their path for a row
  * whose pattern no earlier row of its block had, at about LightGBM's cost for that leaf, which
  * grows with the square of its elements.
  *
@@ -17,14 +18,19 @@ import treescore.wire.WireLimits
  * @param leaves         leaves over all trees
  * @param replayedLeaves leaves without a table
  * @param replayedShare  their share of the work LightGBM's TreeSHAP does per row (per leaf,
- *                       elements^2 + depth)
+ *                       elements^2 + depth; where only some leaves of one table size get tables,
+ *                       the size's work is shared evenly)
  * @param tableAddends   the addends the tables hold, 8 bytes each
+ * @param candidates     the leaves that may get a table, to choose them within another budget
  */
 final case class TreeShapTables(hasCounts: Boolean, leaves: Long, replayedLeaves: Long, replayedShare: Double,
-    tableAddends: Long) {
+    tableAddends: Long, candidates: TreeShapTables.Candidates = TreeShapTables.Candidates.Empty) {
 
   /** What the tables take in native memory once a contribution call has built them. */
   def tableBytes: Long = tableAddends * java.lang.Double.BYTES
+
+  /** What the tables keep where they may hold at most `maxAddends` addends (the wire limit at most). */
+  def within(maxAddends: Long): TreeShapTables = candidates.choose(hasCounts, leaves, maxAddends)
 }
 
 object TreeShapTables {
@@ -67,16 +73,42 @@ object TreeShapTables {
     def addLeaf(): Unit = leaves += 1
 
     def result: TreeShapTables = {
-      // As the native side hands out its budget: smallest tables first, until one does not fit.
-      val bySize = tables.sortBy(_._1)
-      var budget = WireLimits.TreeShapMaxTableAddends
-      val tabled = bySize.indexWhere { case (size, _) => size > budget || { budget -= size; false } } match {
-        case -1 => bySize.length
-        case first => first
-      }
-      val replayedWork = deepWork + bySize.iterator.drop(tabled).map(_._2).sum
-      TreeShapTables(hasCounts, leaves, deepLeaves + bySize.length - tabled,
-        if (totalWork == 0) 0.0 else replayedWork / totalWork, bySize.iterator.take(tabled).map(_._1).sum)
+      val bySize = tables.groupBy(_._1).toArray.sortBy(_._1)
+      new Candidates(bySize.map(_._1), bySize.map(_._2.length.toLong), bySize.map(_._2.iterator.map(_._2).sum), deepLeaves,
+        deepWork, totalWork).choose(hasCounts, leaves, WireLimits.TreeShapMaxTableAddends)
     }
+  }
+
+  /**
+   * The leaves shallow enough for a table, by table size (addends) ascending: how many leaves
+   * have each size, and their work. Then the deep leaves, which always replay, and all the work.
+   * Kept in arrays of one entry per distinct size, a few hundred at most, which travel with the
+   * model to executors.
+   */
+  final class Candidates(sizes: Array[Long], counts: Array[Long], works: Array[Double], deepLeaves: Long,
+      deepWork: Double, totalWork: Double) extends Serializable {
+
+    /** As the native side hands out its budget: smallest tables first, until one does not fit. */
+    def choose(hasCounts: Boolean, leaves: Long, maxAddends: Long): TreeShapTables = {
+      var budget = math.max(0L, math.min(maxAddends, WireLimits.TreeShapMaxTableAddends))
+      var tabled = 0L
+      var addends = 0L
+      var replayedWork = deepWork
+      var full = true // every smaller size got all its tables
+      for (i <- sizes.indices) {
+        val taken = if (full) math.min(counts(i), budget / sizes(i)) else 0L
+        budget -= taken * sizes(i)
+        tabled += taken
+        addends += taken * sizes(i)
+        replayedWork += works(i) * (counts(i) - taken) / counts(i)
+        full &&= taken == counts(i)
+      }
+      TreeShapTables(hasCounts, leaves, deepLeaves + counts.sum - tabled, if (totalWork == 0) 0.0 else replayedWork / totalWork, addends,
+        this)
+    }
+  }
+
+  object Candidates {
+    val Empty: Candidates = new Candidates(Array.empty, Array.empty, Array.empty, 0L, 0.0, 0.0)
   }
 }

@@ -19,8 +19,9 @@ import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
  *
  * Room is admitted before memory is taken: a load reserves [[ModelCache.loadReserve]] first, and
  * contributions on treescore's engine reserve the TreeSHAP tables the driver estimates
- * ([[treescore.model.TreeShapTables]]) before they are built. To make room, the least recently
- * used models that no task holds are freed. Where that is not enough, the task waits for other
+ * ([[treescore.model.TreeShapTables]]) before they are built. Those tables keep at most what the
+ * budget leaves once the model is loaded; the leaves left without one replay. To make room, the
+ * least recently used models that no task holds are freed. Where that is not enough, the task waits for other
  * tasks to return their leases. A task that holds leases does not wait where no other task could
  * return one (every other holder is waiting too): the models asked for together ([[acquireAll]],
  * as each batched operator asks for all its calls' models) are then returned and asked for again,
@@ -35,7 +36,8 @@ object ModelCache {
 
   private final case class Key(contentHash: String, range: IterationRange, engine: Engine)
 
-  private final class Entry(val key: Key) {
+  /** `tableAddends`: the most its TreeSHAP tables may keep ([[tableAddendsFor]]), fixed as it is first asked for. */
+  private final class Entry(val key: Key, tableAddends: Long) {
     var users = 0 // guarded by the cache's lock
     @volatile private var native: NativeModel = _ // volatile: isLoaded reads it without the entry's lock
     // Volatile, not locked: the cache recharges an entry under its own lock, which must not wait
@@ -49,7 +51,7 @@ object ModelCache {
     def loaded(model: TreeModel): (NativeModel, Long) = synchronized {
       if (native == null) {
         val start = System.nanoTime()
-        val loadedModel = NativeModel.load(model, key.range, key.engine)
+        val loadedModel = NativeModel.load(model, key.range, key.engine, tableAddends)
         val loadNanos = System.nanoTime() - start
         loadBytes = loadedModel.heldBytes
         native = loadedModel
@@ -74,7 +76,7 @@ object ModelCache {
       recharge()
     }
 
-    private def tablesFor(model: TreeModel, kind: PredictKind): Long = tableRoom(model, key.engine, kind)
+    private def tablesFor(model: TreeModel, kind: PredictKind): Long = tableRoom(model, key.engine, kind, tableAddends)
 
     /** Reads again what the model holds, which grows with what its calls build. */
     def recharge(): Unit = {
@@ -112,9 +114,17 @@ object ModelCache {
   }
   private val LoadReserveFloorBytes = 64L << 10
 
+  /**
+   * The most a model's TreeSHAP tables may keep: what the budget leaves once the model is loaded,
+   * so that contributions never need more than the budget where the model alone fits. Leaves
+   * left without a table replay their paths, with the same bits, only slower.
+   */
+  private def tableAddendsFor(model: TreeModel, range: IterationRange, budget: CacheBudget): Long =
+    math.max(0L, budget.maxBytes - loadReserve(model, range)) / java.lang.Double.BYTES
+
   /** The TreeSHAP tables a call of `kind` builds on `engine`, as the driver estimates them. */
-  private def tableRoom(model: TreeModel, engine: Engine, kind: PredictKind): Long =
-    if (engine == Engine.Treescore && kind == PredictKind.Contrib) model.shapTables.tableBytes else 0L
+  private def tableRoom(model: TreeModel, engine: Engine, kind: PredictKind, maxAddends: Long): Long =
+    if (engine == Engine.Treescore && kind == PredictKind.Contrib) model.shapTables.within(maxAddends).tableBytes else 0L
 
   // Insertion order doubles as recency order: a touched entry is removed and re-added.
   private val entries = mutable.LinkedHashMap.empty[Key, Entry]
@@ -159,7 +169,8 @@ object ModelCache {
             // holding nothing, which may always wait.
             case refused: NoRoomYet if held.nonEmpty && !refused.alone =>
             case refused: NoRoomYet if held.nonEmpty => synchronized {
-              throw new IllegalStateException(togetherOverBudget(togetherNeeds(requests), currentBudget))
+              val budget = currentBudget
+              throw new IllegalStateException(togetherOverBudget(togetherNeeds(requests, budget), budget))
             }
             case _ => throw e
           }
@@ -179,24 +190,22 @@ object ModelCache {
    */
   def beyondBudget(requests: Seq[Request]): Option[String] = synchronized {
     val budget = withOverride(CacheBudget.largestOf(sparkConf))
-    requests.groupBy(keyOf).iterator.map { case (key, same) => (key, same, same.map(needsAlone).max) }
-      .collectFirst { case (key, same, needs) if needs > budget.maxBytes =>
-        val kind = if (same.exists(_.kind == PredictKind.Contrib)) PredictKind.Contrib else same.head.kind
-        overBudget(key, kind, needs, budget)
-      }
+    requests.groupBy(keyOf).iterator.map { case (key, same) => (key, same.map(needsAlone(_, budget)).max) }
+      .collectFirst { case (key, needs) if needs > budget.maxBytes => overBudget(key, needs, budget) }
   }
 
   private def keyOf(request: Request): Key = Key(request.model.contentHash, request.range, request.engine)
 
   /** Under the lock: what `requests` need together with nothing else loaded, each model once. */
-  private def togetherNeeds(requests: Seq[Request]): Long =
-    requests.groupBy(keyOf).valuesIterator.map(_.map(needsAlone).max).sum
+  private def togetherNeeds(requests: Seq[Request], budget: CacheBudget): Long =
+    requests.groupBy(keyOf).valuesIterator.map(_.map(needsAlone(_, budget)).max).sum
 
-  /** Under the lock: what `request`'s model needs with nothing else loaded. */
-  private def needsAlone(request: Request): Long =
+  /** Under the lock: what `request`'s model needs with nothing else loaded, under `budget`. */
+  private def needsAlone(request: Request, budget: CacheBudget): Long = {
+    val Request(model, range, engine, kind) = request
     entries.get(keyOf(request)).fold(
-      loadReserve(request.model, request.range) + tableRoom(request.model, request.engine, request.kind))(
-      _.needs(request.model, request.kind))
+      loadReserve(model, range) + tableRoom(model, engine, kind, tableAddendsFor(model, range, budget)))(_.needs(model, kind))
+  }
 
   private def acquire(request: Request, task: Long): ModelLease = {
     val key = keyOf(request)
@@ -206,7 +215,7 @@ object ModelCache {
       // One hold of the lock from taking the entry to its admission, so that no other task sees
       // it in use by a task that neither holds a lease nor waits.
       synchronized {
-        entry = entries.remove(key).getOrElse(new Entry(key))
+        entry = entries.remove(key).getOrElse(new Entry(key, tableAddendsFor(request.model, request.range, currentBudget)))
         entries.put(key, entry)
         entry.users += 1
         admit(entry, request.model, request.kind, task)
@@ -244,7 +253,7 @@ object ModelCache {
         evictIdle(budget.maxBytes - needs + entry.bytes, s"a model needs ${CacheBudget.readable(needs)}")
         val inUse = entries.valuesIterator.filter(_ ne entry).map(_.bytes).sum
         if (inUse + needs <= budget.maxBytes) admitted = true
-        else if (needs > budget.maxBytes) throw new IllegalStateException(overBudget(entry.key, kind, needs, budget))
+        else if (needs > budget.maxBytes) throw new IllegalStateException(overBudget(entry.key, needs, budget))
         else if (leasesOf(task) > 0 && !othersCanReturn(task)) {
           // Alone: what is in use is this task's, so waiting, or asking again, cannot help.
           throw new NoRoomYet(tooManyAtOnce(entry.key, needs, inUse, budget), alone = leasesOf.size == 1 && waiting.isEmpty)
@@ -275,11 +284,11 @@ object ModelCache {
 
   private val SizingGuide = "docs/tuning.md, \"Sizing native memory\""
 
-  private def overBudget(key: Key, kind: PredictKind, needs: Long, budget: CacheBudget): String =
+  // Only a load's reserve can exceed the budget alone: TreeSHAP tables take what it leaves.
+  private def overBudget(key: Key, needs: Long, budget: CacheBudget): String =
     s"treescore: model ${key.contentHash.take(12)} (${key.range}, ${key.engine} engine) needs " +
-      s"${CacheBudget.readable(needs)} of native memory" +
-      (if (kind == PredictKind.Contrib && key.engine == Engine.Treescore) " with its TreeSHAP tables" else "") +
-      s", more than the model cache's budget of ${CacheBudget.readable(budget.maxBytes)} (${budget.describe}). " +
+      s"${CacheBudget.readable(needs)} of native memory, more than the model cache's budget of " +
+      s"${CacheBudget.readable(budget.maxBytes)} (${budget.describe}). " +
       s"Raise spark.executor.memoryOverhead, or set ${TreescoreConf.CacheMaxBytes.key} to at least " +
       s"${CacheBudget.readable(needs + (1L << 20))} where the overhead holds it ($SizingGuide)."
 

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets
 import java.util.concurrent.atomic.AtomicBoolean
 
 import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
+import treescore.wire.WireLimits
 
 /**
  * The one owner of a native model handle: a model loaded into one [[Engine]], bound to one
@@ -35,8 +36,10 @@ object NativeModel {
    * Every native path starts by loading a model, so this is where a platform without natives
    * gets the loader's message, every time, rather than NativeMethods' failed class initialization.
    */
-  def load(model: TreeModel, range: IterationRange, engine: Engine): NativeModel = {
+  def load(model: TreeModel, range: IterationRange, engine: Engine,
+      maxTableAddends: Long = WireLimits.TreeShapMaxTableAddends): NativeModel = {
     NativeLoader.ensureLoaded()
-    new NativeModel(NativeMethods.loadModel(model.text.getBytes(StandardCharsets.UTF_8), engine.code), range, engine)
+    val text = model.text.getBytes(StandardCharsets.UTF_8)
+    new NativeModel(NativeMethods.loadModel(text, engine.code, maxTableAddends), range, engine)
   }
 }
