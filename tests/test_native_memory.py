@@ -8,7 +8,7 @@ warm-up, and every checked score exact.
 
 Under a limit: the same kind of session in a cgroup v1 memory group whose hard limit kills any
 process that outgrows it, as YARN and Kubernetes do. It asks for contributions of more models
-than the limit holds (each with its TreeSHAP tables, about 160 MiB), and keeps scoring because
+than the limit holds (each with its TreeSHAP tables, about 113 MiB), and keeps scoring because
 the budget evicts. The same job with a budget larger than the limit is killed, which shows the
 limit is real.
 
@@ -87,17 +87,19 @@ def test_soak_scores_exactly_and_memory_stays_flat(soak):
 
 
 @pytest.fixture(scope="module")
-def heavy_models(tmp_path_factory):
-    """Twelve models whose TreeSHAP tables take about 160 MiB each: one model, trained once,
-    saved with 1 to 12 trailing newlines, which make them distinct models to the cache."""
+def heavy_models(spark, tmp_path_factory):
+    """Sixteen models whose TreeSHAP tables take about 111 MiB each: one model, trained once,
+    saved with 1 to 16 trailing newlines, which make them distinct models to the cache. Also the
+    native bytes each needs for its contributions, as the driver estimates them."""
     folder = tmp_path_factory.mktemp("heavy")
     text = train("regression", rounds=300).model_to_string()
     paths = []
-    for i in range(12):
+    for i in range(16):
         path = folder / f"variant{i}.txt"
         path.write_text(text + "\n" * (i + 1))
         paths.append(str(path))
-    return folder, paths
+    estimate = spark._jvm.treescore.model.TreeModel.fromString(text)
+    return folder, paths, estimate.shapTables().tableBytes() + len(text)
 
 
 def memory_group(name: str, limit: int) -> Path:
@@ -133,7 +135,7 @@ def read_group(group: Path) -> dict:
 
 @pytest.mark.parametrize("budget, survives", [("200m", True), ("8g", False)], ids=["evicting", "unbounded"])
 def test_a_hard_memory_limit_holds_when_the_budget_evicts(heavy_models, budget, survives):
-    folder, models = heavy_models
+    folder, models, each = heavy_models
     run_folder = folder / budget
     run_folder.mkdir()
     limit = 1536 * MIB
@@ -145,7 +147,7 @@ def test_a_hard_memory_limit_holds_when_the_budget_evicts(heavy_models, budget, 
         seen = read_group(group)
     finally:
         remove_group(group)
-    asked = len(models) * 160 * MIB
+    asked = len(models) * each
     print(f"budget {budget}: {len(models)} models asking about {asked / MIB:.0f} MiB under a {limit / MIB:.0f} MiB "
           f"limit; exit {done.returncode}, peak usage {seen['max_usage'] / MIB:.0f} MiB, "
           f"{seen['oom_kills']} processes killed")
