@@ -54,6 +54,22 @@ def test_engine_equals_lightgbm_bit_for_bit(name, layout):
 
 
 @pytest.mark.parametrize("name", SHAPES)
+def test_contributions_under_a_smaller_table_budget_give_lightgbm_bits(name):
+    """A model cache with little room gives a model fewer TreeSHAP tables (none, or a third of
+    them): every leaf without one replays its path, on the same hostile rows, with the same bits."""
+    booster = train(name)
+    text = booster.model_to_string()
+    x = fuzz_rows(booster, SHAPES[name][1], seed=zlib.crc32(name.encode()) + 1)
+    expected = booster.predict(x, pred_contrib=True)
+    full = treescore_native.ExactScorer(text).shap_tables()
+    for most in (0, full["table_addends"] // 3):
+        engine = treescore_native.ExactScorer(text, max_table_addends=most)
+        assert engine.shap_tables()["table_addends"] <= most
+        assert engine.shap_tables()["replayed_leaves"] >= full["replayed_leaves"]
+        assert_same_bits(engine.predict(x, "contrib").reshape(expected.shape), expected, f"{name}, tables <= {most}")
+
+
+@pytest.mark.parametrize("name", SHAPES)
 def test_every_simd_level_gives_lightgbm_bits(name):
     """The engine's vector code is compiled once per SIMD level (AVX-512, AVX2, the baseline), and
     on AVX-512 the node walk walks eight rows at once with gathers; each layout on each level
