@@ -48,19 +48,20 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
   }
 
   private def scoreEveryRow(batches: Iterator[InputBatch]): Iterator[InternalRow] = {
-    lazy val scorer = { beginTask(); open(scores.indices) }
+    val hold = new PartitionHold
+    lazy val scorer = { hold.begin(); hold(open(scores.indices)) }
     val results = new SpecificInternalRow(resultAttrs.map(_.dataType))
     val joined = new JoinedRow
     val toOutput = UnsafeProjection.create(passThrough ++ resultAttrs, inputSchema ++ resultAttrs)
     val numOutputRows = metrics("numOutputRows")
-    batches.flatMap { batch =>
+    hold.until(batches.flatMap { batch =>
       scorer.score(batch)
       numOutputRows += batch.numRows
       batch.rows.zipWithIndex.map { case (row, i) =>
         scorer.results(i, results)
         toOutput(joined(row, results))
       }
-    }
+    })
   }
 
   /**
@@ -69,7 +70,8 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
    */
   def scoreColumnarPartition(batches: Iterator[ColumnarBatch]): Iterator[ColumnarBatch] = {
     require(topK.isEmpty, "a top-K selection's output is rows")
-    lazy val scorer = { beginTask(); open(scores.indices) }
+    val hold = new PartitionHold
+    lazy val scorer = { hold.begin(); hold(open(scores.indices)) }
     val resultSchema = StructType(resultAttrs.map(a => StructField(a.name, a.dataType, a.nullable)))
     lazy val vectors: Array[WritableColumnVector] = {
       val allocated = OnHeapColumnVector.allocateColumns(batchRows, resultSchema).asInstanceOf[Array[WritableColumnVector]]
@@ -80,7 +82,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
     val results = new SpecificInternalRow(resultAttrs.map(_.dataType))
     val passed = passThrough.map(a => inputSchema.indexWhere(_.exprId == a.exprId)).toArray
     val numOutputRows = metrics("numOutputRows")
-    batches.map { batch =>
+    hold.until(batches.map { batch =>
       vectors.foreach(_.reset())
       columnSlices(batch).foreach { slice =>
         scorer.score(slice)
@@ -89,7 +91,7 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
       }
       numOutputRows += batch.numRows
       new ColumnarBatch(passed.map(batch.column) ++ vectors.map(v => v: ColumnVector), batch.numRows)
-    }
+    })
   }
 
   /**
@@ -102,19 +104,17 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
     val partitionIndex = TaskContext.getPartitionId()
     val board = if (selection.groupBy.isEmpty) Some(TopKBoards(topKBoard, selection.k)) else None
     val floor = board.map(_.floorFor(partitionIndex)).getOrElse(() => Double.NegativeInfinity)
-    lazy val watching: Unit = beginTask()
+    val hold = new PartitionHold
     lazy val selector = {
-      watching
-      val opened = TopKScorer.open(scores(selection.score), selection, inputSchema, batchRows, metrics)
-      TaskContext.get().addTaskCompletionListener[Unit](_ => opened.close())
-      opened
+      hold.begin()
+      hold(TopKScorer.open(scores(selection.score), selection, inputSchema, batchRows, metrics))
     }
-    lazy val rest = { watching; open(others) }
+    lazy val rest = { hold.begin(); hold(open(others)) }
     val results = new SpecificInternalRow(resultAttrs.map(_.dataType))
     val joined = new JoinedRow
     val toOutput = UnsafeProjection.create(passThrough ++ resultAttrs, inputSchema ++ resultAttrs)
     val numOutputRows = metrics("numOutputRows")
-    batches.flatMap { batch =>
+    hold.until(batches.flatMap { batch =>
       val selected = selector.select(batch, floor())
       // The batch's kept rows are the partition's best so far: other partitions may drop below them.
       board.foreach(_.publish(partitionIndex, selector.bestKeys))
@@ -134,32 +134,53 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
         if (others.nonEmpty) rest.results(j, results)
         toOutput(joined(row, results))
       }
-    }
+    })
   }
 
   /**
-   * Before the task's scorers open: watches the most native memory held in this JVM while the
-   * task's thread allocates (its calls' working memory included), added to the task's metric when
-   * it completes; and leases every model its calls use at once, so that the cache admits them
-   * together ([[ModelCache.acquireAll]]) rather than one call's at a time, which could wait on a
-   * task waiting on this one. Completion listeners run last to first, so these leases are
-   * returned after the scorers' own.
+   * What one partition holds while it scores: its part in the task's model leases
+   * ([[TaskLeases]]), named as the partition is set up, and the scorers it opens. Both go back
+   * after the partition's last row, so that an operator that begins later in the same task finds
+   * them returned, or with the task, whichever comes first.
    */
-  private def beginTask(): Unit = {
-    NativeMethods.takeThreadPeak()
-    val task = TaskContext.get()
-    task.addTaskCompletionListener[Unit](_ => metrics("nativePeakBytes") += NativeMethods.takeThreadPeak())
-    val leases = ModelCache.acquireAll(TaskScorers.operatorRequests(scores, engines, topK))
-    task.addTaskCompletionListener[Unit](_ => leases.foreach(_.close()))
-    leases.foreach(lease => metrics.get("modelLoadTime").foreach(_ += lease.loadNanos)) // the loads happen here
+  private final class PartitionHold {
+    private val part = TaskLeases.expect(TaskScorers.operatorRequests(scores, engines, topK))
+    private val scorers = new Owned
+    private var begun = false
+    TaskContext.get().addTaskCompletionListener[Unit](_ => end())
+
+    /**
+     * Before the scorers open: watches the most native memory held in this JVM while the task's
+     * thread allocates (its calls' working memory included), added to the task's metric when it
+     * completes; and leases the models of the task's operators at once, so that the cache admits
+     * them together ([[ModelCache.acquireAll]]) rather than one call's at a time, which could wait
+     * on a task waiting on this one.
+     */
+    def begin(): Unit = synchronized {
+      if (!begun) {
+        begun = true
+        NativeMethods.takeThreadPeak()
+        TaskContext.get().addTaskCompletionListener[Unit](_ => metrics("nativePeakBytes") += NativeMethods.takeThreadPeak())
+        val loadNanos = part.begin() // the loads happen here
+        metrics.get("modelLoadTime").foreach(_ += loadNanos)
+      }
+    }
+
+    /** A scorer just opened, closed when the partition ends. */
+    def apply[T <: AutoCloseable](scorer: T): T = synchronized(scorers(scorer))
+
+    /** `rows`, after whose last the partition's scorers close and its part ends. */
+    def until[T](rows: Iterator[T]): Iterator[T] = new Iterator[T] {
+      override def hasNext: Boolean = rows.hasNext || { end(); false }
+      override def next(): T = rows.next()
+    }
+
+    private def end(): Unit = synchronized { try scorers.close() finally part.end() }
   }
 
   /** The task's scorer for the calls `calls`, whose results go to the same fields of the result row. */
-  private def open(calls: IndexedSeq[Int]): BatchScorer = {
-    val opened = new BatchScorer(calls.map(scores), calls.map(engines), inputSchema, batchRows, nativeThreads, metrics, calls)
-    TaskContext.get().addTaskCompletionListener[Unit](_ => opened.close())
-    opened
-  }
+  private def open(calls: IndexedSeq[Int]): BatchScorer =
+    new BatchScorer(calls.map(scores), calls.map(engines), inputSchema, batchRows, nativeThreads, metrics, calls)
 }
 
 /** An iterator that adds the time its source takes (in hasNext and next) to `metric`. */

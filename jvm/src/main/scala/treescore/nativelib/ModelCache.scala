@@ -24,8 +24,9 @@ import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
  * least recently used models that no task holds are freed. Where that is not enough, the task waits for other
  * tasks to return their leases. A task that holds leases does not wait where no other task could
  * return one (every other holder is waiting too): the models asked for together ([[acquireAll]],
- * as each batched operator asks for all its calls' models) are then returned and asked for again,
- * and a lone request fails with [[NoRoomYet]], which Spark retries. Where the models one task
+ * as a task's batched operators ask for all their calls' models) are then returned and asked for
+ * again, and a lone request fails with [[NoRoomYet]]: its caller may return what it holds and ask
+ * again, or fail the task, which Spark retries. Where the models one task
  * needs together alone exceed the budget, it fails with an error naming the sizes and the
  * settings to raise.
  */

@@ -1,0 +1,93 @@
+package treescore
+
+import java.util.concurrent.{Callable, ConcurrentHashMap, Executors, TimeUnit}
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.TaskContext
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.functions.{col, udf}
+
+import treescore.functions.score
+import treescore.model.{Engine, PredictKind}
+import treescore.nativelib.ModelCache
+
+/**
+ * Tasks whose batched operators are stacked (a score over another score's result, so the upper
+ * operator reads the rows the lower one scores) lease every operator's models together.
+ */
+class TaskLeasesSuite extends SparkSuite {
+
+  import TaskLeasesSuite.pausedTasks
+
+  // Each task waits once, at its first row between the two operators, so that every task of the
+  // round has begun its lower operator before any begins its upper one.
+  private val pauseOnce = udf { (s: Double) =>
+    if (pausedTasks.add(TaskContext.get().taskAttemptId())) Thread.sleep(500)
+    s
+  }
+
+  private def options(start: Int) = ScoreOptions(startIteration = start, numIterations = 4)
+
+  /** Query `q`: the regression model's iterations from 4q (one cache entry), then from 4q + 2 over that score. */
+  private def stacked(q: Int, sortBetween: Boolean): DataFrame = {
+    val lower = fixtureFrame.coalesce(1).select(col("f0"), col("f1"), col("f2"), col("f3"), col("f4"),
+      pauseOnce(score(regressionModel, options(4 * q), featureNames.map(col): _*)).as("s"))
+    val between = if (sortBetween) lower.sortWithinPartitions("s") else lower
+    between.select(score(regressionModel, options(4 * q + 2), Seq("s", "f1", "f2", "f3", "f4", "f0").map(col): _*).as("t"))
+  }
+
+  /** Every value of every row, as bits, in an order that does not depend on the rows'. */
+  private def scored(df: DataFrame): Seq[Long] =
+    bits(df.collect().toSeq.flatMap(row => (0 until row.length).map(row.getDouble))).sorted
+
+  /**
+   * Runs each of `queries` (query q as [[stacked]] makes it) alone, then in two rounds at once
+   * under a budget with room for one task's two models, not for two tasks each holding its lower
+   * one and asking for its upper one; both must give their bits every time.
+   */
+  private def contending(queries: Seq[DataFrame]): Unit = {
+    spark.conf.set(TreescoreConf.EngineChoice.key, "treescore")
+    spark.conf.set(TreescoreConf.BatchRows.key, "64")
+    val pool = Executors.newFixedThreadPool(2)
+    try {
+      ModelCache.setMaxBytesForTesting(None)
+      ModelCache.clear()
+      val expected = queries.map(scored)
+      val requests = for (q <- queries.indices; start <- Seq(4 * q, 4 * q + 2))
+        yield ModelCache.Request(regressionModel, options(start).iterations, Engine.Treescore, PredictKind.Prediction)
+      val held = requests.map { r =>
+        val lease = ModelCache.acquire(r.model, r.range, r.engine, r.kind)
+        try lease.model.heldBytes finally lease.close()
+      }
+      val budget = held.max + requests.map(r => ModelCache.loadReserve(r.model, r.range)).max
+      for (round <- 1 to 2) {
+        ModelCache.clear()
+        pausedTasks.clear()
+        ModelCache.setMaxBytesForTesting(Some(budget))
+        val runs = queries.map(q => new Callable[Seq[Long]] { def call(): Seq[Long] = scored(q) })
+        val outcomes = pool.invokeAll(runs.asJava, 120, TimeUnit.SECONDS).asScala.map(_.get())
+        assert(outcomes == expected, s"round $round: both queries give their bits")
+        assert(ModelCache.leasesHeld == 0 && ModelCache.loadedBytes <= budget)
+      }
+    } finally {
+      pool.shutdown()
+      ModelCache.setMaxBytesForTesting(None)
+      spark.conf.unset(TreescoreConf.EngineChoice.key)
+      spark.conf.unset(TreescoreConf.BatchRows.key)
+    }
+  }
+
+  test("stacked operators in tasks that contend for the budget wait for room, never fail, and score exactly") {
+    for (sortBetween <- Seq(false, true)) {
+      val queries = Seq(0, 1).map(stacked(_, sortBetween))
+      assert(queries.forall(q => batchOperators(q).length == 2), "each query stacks two batched operators")
+      contending(queries)
+    }
+  }
+}
+
+object TaskLeasesSuite {
+  // The tasks that have paused; an object's field, so that the UDF ships without the suite.
+  private val pausedTasks = ConcurrentHashMap.newKeySet[Long]()
+}
