@@ -37,12 +37,23 @@ class TaskLeasesSuite extends SparkSuite {
     between.select(score(regressionModel, options(4 * q + 2), Seq("s", "f1", "f2", "f3", "f4", "f0").map(col): _*).as("t"))
   }
 
+  /**
+   * Query `q` row at a time: the two calls of [[stacked]] side by side, the pause between them
+   * (a call opens its scorer before its features are evaluated, so a pause in the second call's
+   * features would come after both had opened).
+   */
+  private def sideBySide(q: Int): DataFrame = {
+    val first = score(regressionModel, options(4 * q), featureNames.map(col): _*)
+    fixtureFrame.coalesce(1).select(first.as("s"), pauseOnce(first).as("paused"),
+      score(regressionModel, options(4 * q + 2), featureNames.map(col): _*).as("t"))
+  }
+
   /** Every value of every row, as bits, in an order that does not depend on the rows'. */
   private def scored(df: DataFrame): Seq[Long] =
     bits(df.collect().toSeq.flatMap(row => (0 until row.length).map(row.getDouble))).sorted
 
   /**
-   * Runs each of `queries` (query q as [[stacked]] makes it) alone, then in two rounds at once
+   * Runs each of `queries` (query q with the models [[stacked]] gives it) alone, then in two rounds at once
    * under a budget with room for one task's two models, not for two tasks each holding its lower
    * one and asking for its upper one; both must give their bits every time.
    */
@@ -82,6 +93,14 @@ class TaskLeasesSuite extends SparkSuite {
     for (sortBetween <- Seq(false, true)) {
       val queries = Seq(0, 1).map(stacked(_, sortBetween))
       assert(queries.forall(q => batchOperators(q).length == 2), "each query stacks two batched operators")
+      contending(queries)
+    }
+  }
+
+  test("row-at-a-time calls in tasks that contend for the budget wait for room, never fail, and score exactly") {
+    withBatchingDisabled {
+      val queries = Seq(0, 1).map(sideBySide)
+      assert(queries.forall(q => batchOperators(q).isEmpty), "every call is scored row at a time")
       contending(queries)
     }
   }

@@ -4,6 +4,8 @@ import java.util.IdentityHashMap
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
 
+import scala.collection.mutable
+
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference}
@@ -76,10 +78,24 @@ object TaskScorers extends RowScoring {
     }
     var scorer = scorers.get(call)
     if (scorer == null) {
-      scorer = new RowScorer(call)
+      scorer = try new RowScorer(call) catch {
+        // The cache refuses a task that holds models and would wait for room: where they are
+        // this task's idle row scorers', returning them lets it wait, and they open again when next used.
+        case _: ModelCache.NoRoomYet if returnIdle(scorers) => new RowScorer(call)
+      }
       scorers.put(call, scorer)
     }
     scorer
+  }
+
+  /** Closes the task's row scorers that are not scoring now (a call's features may call others); true if any. */
+  private def returnIdle(scorers: IdentityHashMap[BatchableScore, RowScorer]): Boolean = {
+    val idle = mutable.ArrayBuffer.empty[RowScorer]
+    scorers.values.removeIf { scorer => if (!scorer.scoring) idle += scorer; !scorer.scoring }
+    val owned = new Owned
+    idle.foreach(owned(_))
+    owned.close()
+    idle.nonEmpty
   }
 
   /**
@@ -102,9 +118,15 @@ object TaskScorers extends RowScoring {
     rowScorersOpened.incrementAndGet()
     rowScorersOpen.incrementAndGet()
 
+    // Whether a row is being scored: its features may call other scorers of the task meanwhile.
+    private[TaskScorers] var scoring = false
+
     def score(row: InternalRow): Any = {
-      scorer.score(new RowBatch(Seq(input(row))))
-      scorer.result(0)
+      scoring = true
+      try {
+        scorer.score(new RowBatch(Seq(input(row))))
+        scorer.result(0)
+      } finally scoring = false
     }
 
     override def close(): Unit = {
