@@ -97,6 +97,34 @@ class TaskLeasesSuite extends SparkSuite {
     }
   }
 
+  test("an operator returns its models after its last row, before a later operator of its task begins") {
+    import TaskLeasesSuite.leasesSeen
+    val watch = udf { (s: Double) =>
+      leasesSeen.putIfAbsent(TaskContext.get().taskAttemptId(), Integer.valueOf(ModelCache.leasesHeld))
+      s
+    }
+    ModelCache.setMaxBytesForTesting(None)
+    for (sortBetween <- Seq(false, true)) {
+      leasesSeen.clear()
+      val lower = fixtureFrame.coalesce(1).select(col("f1"), col("f2"), col("f3"), col("f4"), col("f5"),
+        score(regressionModel, options(0), featureNames.map(col): _*).as("s"))
+      // A sort reads all of the lower operator's rows before the watch sees its first.
+      val between = if (sortBetween) lower.sortWithinPartitions("s") else lower
+      // Read twice, the watch stays in a projection of its own beneath the upper operator, which
+      // evaluates its batch's rows there before it begins.
+      val watched = between.select((watch(col("s")).as("w") +: Seq("f1", "f2", "f3", "f4", "f5").map(col)): _*)
+      val query = watched.select(col("w"), score(regressionModel, options(2),
+        Seq("w", "f1", "f2", "f3", "f4", "f5").map(col): _*).as("t"))
+      assert(batchOperators(query).length == 2)
+      query.collect()
+      val seen = leasesSeen.values().asScala.toSeq.map(_.intValue)
+      assert(seen.length == 1, s"one task: $seen")
+      if (sortBetween) assert(seen.head == 0, "the lower operator returned its models once its rows were read")
+      else assert(seen.head > 0, "the lower operator holds its models while its rows stream up")
+      assert(ModelCache.leasesHeld == 0)
+    }
+  }
+
   test("row-at-a-time calls in tasks that contend for the budget wait for room, never fail, and score exactly") {
     withBatchingDisabled {
       val queries = Seq(0, 1).map(sideBySide)
@@ -109,4 +137,6 @@ class TaskLeasesSuite extends SparkSuite {
 object TaskLeasesSuite {
   // The tasks that have paused; an object's field, so that the UDF ships without the suite.
   private val pausedTasks = ConcurrentHashMap.newKeySet[Long]()
+  // The leases held in this JVM as each task's first row passed the watching UDF.
+  private val leasesSeen = new ConcurrentHashMap[Long, Integer]()
 }
