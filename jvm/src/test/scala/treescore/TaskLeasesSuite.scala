@@ -34,7 +34,11 @@ class TaskLeasesSuite extends SparkSuite {
     val lower = fixtureFrame.coalesce(1).select(col("f0"), col("f1"), col("f2"), col("f3"), col("f4"),
       pauseOnce(score(regressionModel, options(4 * q), featureNames.map(col): _*)).as("s"))
     val between = if (sortBetween) lower.sortWithinPartitions("s") else lower
-    between.select(score(regressionModel, options(4 * q + 2), Seq("s", "f1", "f2", "f3", "f4", "f0").map(col): _*).as("t"))
+    // "s" read twice keeps the pause in a projection of its own beneath the upper operator, which
+    // evaluates its first batch's rows there before it begins (inlined into the upper call's
+    // features, the pause would come after the upper operator began).
+    between.select(col("s"),
+      score(regressionModel, options(4 * q + 2), Seq("s", "f1", "f2", "f3", "f4", "f0").map(col): _*).as("t"))
   }
 
   /**
