@@ -2,6 +2,7 @@
 
 #include <LightGBM/c_api.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -69,26 +70,39 @@ int64_t Booster::OutputsPerRow(PredictKind kind, IterationRange range) const {
 void Booster::Predict(const FeatureBatch& rows, PredictKind kind, IterationRange range, int num_threads, double* out,
                       int64_t out_capacity) const {
   CheckPredictArguments(*this, rows, kind, range, num_threads, out_capacity);
-  const int64_t needed = static_cast<int64_t>(rows.num_rows) * OutputsPerRow(kind, range);
   if (rows.num_rows == 0) return;
-  const double* data = rows.RowMajorData();
-  int is_row_major = 1;
-  std::vector<double> gathered;
-  if (data == nullptr && (data = rows.ColumnMajorData()) != nullptr) {
-    is_row_major = 0;
-  } else if (data == nullptr) {
-    gathered.resize(static_cast<size_t>(rows.num_rows) * static_cast<size_t>(rows.num_cols));
-    for (int32_t r = 0; r < rows.num_rows; ++r) {
-      for (int32_t f = 0; f < rows.num_cols; ++f) gathered[static_cast<size_t>(r) * rows.num_cols + f] = rows.At(r, f);
+  const int64_t outputs_per_row = OutputsPerRow(kind, range);
+  if (const double* data = rows.RowMajorData()) {
+    PredictMatrix(data, rows.num_rows, rows.num_cols, /*is_row_major=*/1, kind, range, num_threads, out, outputs_per_row);
+  } else if ((data = rows.ColumnMajorData()) != nullptr) {
+    PredictMatrix(data, rows.num_rows, rows.num_cols, /*is_row_major=*/0, kind, range, num_threads, out, outputs_per_row);
+  } else {
+    // A view LightGBM cannot read (a program's columns of its batch): rows copied a part at a
+    // time, each part scored alone, which gives the same bits as one call.
+    const int32_t rows_per_copy = RowsPerCopy(rows.num_cols);
+    std::vector<double> gathered(static_cast<size_t>(std::min(rows.num_rows, rows_per_copy)) * rows.num_cols);
+    for (int32_t first = 0; first < rows.num_rows; first += rows_per_copy) {
+      const int32_t count = std::min(rows_per_copy, rows.num_rows - first);
+      for (int32_t r = 0; r < count; ++r) {
+        for (int32_t f = 0; f < rows.num_cols; ++f) {
+          gathered[static_cast<size_t>(r) * rows.num_cols + f] = rows.At(first + r, f);
+        }
+      }
+      PredictMatrix(gathered.data(), count, rows.num_cols, /*is_row_major=*/1, kind, range, num_threads,
+                    out + first * outputs_per_row, outputs_per_row);
     }
-    data = gathered.data();
   }
+}
+
+void Booster::PredictMatrix(const double* data, int32_t num_rows, int32_t num_cols, int is_row_major, PredictKind kind,
+                            IterationRange range, int num_threads, double* out, int64_t outputs_per_row) const {
   const std::string parameters = "num_threads=" + std::to_string(num_threads);
   int64_t written = 0;
-  CheckLightGbm(LGBM_BoosterPredictForMat(handle_, data, C_API_DTYPE_FLOAT64, rows.num_rows, rows.num_cols,
-                                          is_row_major, static_cast<int>(kind), range.start_iteration,
-                                          range.num_iterations, parameters.c_str(), &written, out),
+  CheckLightGbm(LGBM_BoosterPredictForMat(handle_, data, C_API_DTYPE_FLOAT64, num_rows, num_cols, is_row_major,
+                                          static_cast<int>(kind), range.start_iteration, range.num_iterations,
+                                          parameters.c_str(), &written, out),
                 "LGBM_BoosterPredictForMat");
+  const int64_t needed = static_cast<int64_t>(num_rows) * outputs_per_row;
   if (written != needed) {
     throw std::logic_error("LightGBM wrote " + std::to_string(written) + " outputs, expected " +
                            std::to_string(needed));

@@ -32,7 +32,7 @@ class Booster final : public Predictor {
   int64_t OutputsPerRow(PredictKind kind, IterationRange range) const override;
 
   // A row-major or column-major batch goes to LightGBM as it is; columns anywhere else are
-  // gathered into one row-major matrix first. num_threads is passed to LightGBM explicitly;
+  // gathered into row-major parts of at most RowsPerCopy rows first. num_threads is passed to LightGBM explicitly;
   // LightGBM applies it process-wide, so every caller in one process should use the same value.
   void Predict(const FeatureBatch& rows, PredictKind kind, IterationRange range, int num_threads, double* out,
                int64_t out_capacity) const override;
@@ -41,6 +41,10 @@ class Booster final : public Predictor {
 
  private:
   explicit Booster(void* handle);
+
+  // One LightGBM call over a dense matrix, which writes num_rows * outputs_per_row doubles.
+  void PredictMatrix(const double* data, int32_t num_rows, int32_t num_cols, int is_row_major, PredictKind kind,
+                     IterationRange range, int num_threads, double* out, int64_t outputs_per_row) const;
 
   void* handle_;
   int num_features_ = 0;

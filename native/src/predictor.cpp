@@ -1,10 +1,17 @@
 #include "predictor.h"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <vector>
 
 namespace treescore {
+
+int32_t RowsPerCopy(int32_t num_cols) {
+  constexpr int64_t kCopyBytes = int64_t{1} << 20;
+  const int64_t row_bytes = static_cast<int64_t>(num_cols < 1 ? 1 : num_cols) * static_cast<int64_t>(sizeof(double));
+  return static_cast<int32_t>(kCopyBytes / row_bytes < 1 ? 1 : kCopyBytes / row_bytes);
+}
 
 void CheckPredictArguments(const Predictor& predictor, const FeatureBatch& rows, PredictKind kind,
                            IterationRange range, int num_threads, int64_t out_capacity) {
@@ -57,14 +64,21 @@ void Predictor::PredictGrid(const FeatureBatch& base_rows, const GridPoints& gri
   const int32_t expanded = CheckGridArguments(*this, base_rows, grid, kind, range, num_threads, out_capacity);
   const size_t cols = static_cast<size_t>(base_rows.num_cols);
   const size_t num_varying = grid.varying.size();
-  std::vector<double> points(static_cast<size_t>(expanded) * cols);
-  for (int32_t e = 0; e < expanded; ++e) {
-    double* point = points.data() + static_cast<size_t>(e) * cols;
-    const int64_t base = e / grid.points;
-    for (size_t f = 0; f < cols; ++f) point[f] = base_rows.At(base, static_cast<int32_t>(f));
-    for (size_t v = 0; v < num_varying; ++v) point[grid.varying[v]] = grid.values[static_cast<size_t>(e) * num_varying + v];
+  const int64_t outputs_per_row = OutputsPerRow(kind, range);
+  const int32_t rows_per_copy = RowsPerCopy(base_rows.num_cols);
+  std::vector<double> points(static_cast<size_t>(std::min(expanded, rows_per_copy)) * cols);
+  for (int32_t first = 0; first < expanded; first += rows_per_copy) {
+    const int32_t count = std::min(rows_per_copy, expanded - first);
+    for (int32_t k = 0; k < count; ++k) {
+      const int32_t e = first + k;
+      double* point = points.data() + static_cast<size_t>(k) * cols;
+      const int64_t base = e / grid.points;
+      for (size_t f = 0; f < cols; ++f) point[f] = base_rows.At(base, static_cast<int32_t>(f));
+      for (size_t v = 0; v < num_varying; ++v) point[grid.varying[v]] = grid.values[static_cast<size_t>(e) * num_varying + v];
+    }
+    Predict(RowMajor(points.data(), count, base_rows.num_cols).batch(), kind, range, num_threads,
+            out + first * outputs_per_row, count * outputs_per_row);
   }
-  Predict(RowMajor(points.data(), expanded, base_rows.num_cols).batch(), kind, range, num_threads, out, out_capacity);
 }
 
 }  // namespace treescore

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <random>
@@ -24,6 +25,12 @@ int64_t Held(Kind kind) { return memory::Read().held[static_cast<int>(kind)]; }
 
 // Keeps the compiler from eliding an allocation nothing reads, as clang may.
 void Escape(const void* block) { asm volatile("" : : "g"(block) : "memory"); }
+
+uint64_t Bits(double value) {
+  uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
 
 TEST(MemoryAccount, ChargesTheScopesKindAndGivesBackToItOnAnyThread) {
   const int64_t models_before = Held(Kind::kModels);
@@ -152,6 +159,67 @@ TEST(MemoryAccount, AModelHoldsWhatItsLoadAndItsLaterBuildsKept) {
   EXPECT_EQ(Held(Kind::kModels) - models_before, load_bytes);
   booster.reset();
   EXPECT_EQ(Held(Kind::kModels), models_before);
+}
+
+// Where LightGBM must have a batch's rows copied (a view of separate columns, or a grid's points
+// written out as rows), the copies hold about a MiB at a time, not the batch: the same bits as
+// one call over the whole matrix, with working memory that does not grow with the rows.
+TEST(MemoryAccount, LightGbmsRowCopiesDoNotGrowWithTheBatch) {
+  constexpr int kTrainRows = 500, kCols = 6, kRows = 120000, kPoints = 4;
+  std::mt19937_64 random(5);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<double> train(kTrainRows * kCols);
+  for (double& value : train) value = uniform(random);
+  std::vector<float> labels(kTrainRows);
+  for (int i = 0; i < kTrainRows; ++i) labels[i] = static_cast<float>(train[i * kCols] - train[i * kCols + 3]);
+  BoosterHandle trained = test_models::Train(train, labels, kCols, "verbose=-1",
+                                             "objective=regression num_leaves=7 verbose=-1 num_threads=1", 10);
+  const Booster booster = Booster::FromModelText(test_models::ModelText(trained));
+  LGBM_BoosterFree(trained);
+
+  std::vector<double> matrix(static_cast<size_t>(kRows) * kCols);  // row-major, the reference's input
+  std::vector<std::vector<double>> columns(kCols, std::vector<double>(kRows));
+  for (int r = 0; r < kRows; ++r) {
+    for (int f = 0; f < kCols; ++f) matrix[static_cast<size_t>(r) * kCols + f] = columns[f][r] = uniform(random);
+  }
+  std::vector<const double*> pointers;
+  for (const auto& column : columns) pointers.push_back(column.data());
+  FeatureBatch separate;
+  separate.columns = pointers.data();
+  separate.num_rows = kRows;
+  separate.num_cols = kCols;
+  ASSERT_EQ(separate.RowMajorData(), nullptr);
+  ASSERT_EQ(separate.ColumnMajorData(), nullptr);
+  const int64_t batch_bytes = static_cast<int64_t>(kRows) * kCols * 8;
+
+  std::vector<double> expected(kRows), got(kRows);
+  booster.Predict(matrix.data(), kRows, kCols, PredictKind::kRaw, IterationRange{}, 1, expected.data(), kRows);
+  memory::TakeThreadPeak();
+  int64_t before = memory::Read().total();
+  booster.Predict(separate, PredictKind::kRaw, IterationRange{}, 1, got.data(), kRows);
+  EXPECT_LT(memory::TakeThreadPeak() - before, batch_bytes / 3);
+  for (int r = 0; r < kRows; ++r) ASSERT_EQ(Bits(got[r]), Bits(expected[r])) << "row " << r;
+
+  // A grid over the first quarter of the rows, varying feature 2: each point's row scored alone.
+  const int base_rows = kRows / kPoints;
+  GridPoints grid;
+  grid.points = kPoints;
+  grid.varying = {2};
+  std::vector<double> values(static_cast<size_t>(base_rows) * kPoints);
+  for (double& value : values) value = uniform(random);
+  grid.values = values.data();
+  std::vector<double> point_rows(static_cast<size_t>(base_rows) * kPoints * kCols);
+  for (int e = 0; e < base_rows * kPoints; ++e) {
+    for (int f = 0; f < kCols; ++f) point_rows[static_cast<size_t>(e) * kCols + f] = columns[f][e / kPoints];
+    point_rows[static_cast<size_t>(e) * kCols + 2] = values[e];
+  }
+  booster.Predict(point_rows.data(), base_rows * kPoints, kCols, PredictKind::kRaw, IterationRange{}, 1,
+                  expected.data(), kRows);
+  memory::TakeThreadPeak();
+  before = memory::Read().total();
+  booster.PredictGrid(separate.Rows(0, base_rows), grid, PredictKind::kRaw, IterationRange{}, 1, got.data(), kRows);
+  EXPECT_LT(memory::TakeThreadPeak() - before, batch_bytes / 3);
+  for (int e = 0; e < base_rows * kPoints; ++e) ASSERT_EQ(Bits(got[e]), Bits(expected[e])) << "point " << e;
 }
 
 }  // namespace
