@@ -7,6 +7,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.spark.SparkConf
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.functions.desc
 
 import treescore.functions.score
 import treescore.nativelib.{CacheBudget, ModelCache, NativeMemory}
@@ -110,6 +111,26 @@ class NativeMemoryMetricsSuite extends SparkSuite {
       val (bounded, batches) = run()
       assert(bounded == unbounded)
       assert(oneBatch == 1 && batches == (fixtureRows.length + 99) / 100, s"$batches batches of 100 rows")
+    } finally spark.conf.unset(TreescoreConf.BatchMaxBytes.key)
+  }
+
+  test("a top-K selection's working memory counts toward batch.maxBytes: its batches hold fewer rows") {
+    def run(): (Seq[Long], Long) = {
+      val frame = fixtureFrame.coalesce(1).select(score(regressionModel).as("s")).orderBy(desc("s")).limit(5)
+      val rows = bits(frame.collect().map(_.getDouble(0)).toSeq)
+      val operator = batchOperators(frame).head
+      assert(operator.topK.nonEmpty, frame.queryExecution.executedPlan)
+      (rows, operator.metrics("numBatches").value)
+    }
+    val (full, _) = run()
+    val buffers = 8L * (regressionModel.numFeatures + 1)
+    spark.conf.set(TreescoreConf.BatchMaxBytes.key, (buffers * 100).toString)
+    try {
+      val (bounded, batches) = run()
+      assert(bounded == full)
+      assert(batches > (fixtureRows.length + 99) / 100, s"$batches batches: more than buffers alone would make")
+      val perRow = buffers + 8 * execution.TopKScorer.doublesPerRow(regressionModel.numFeatures, 1)
+      assert(batches == (fixtureRows.length + buffers * 100 / perRow - 1) / (buffers * 100 / perRow))
     } finally spark.conf.unset(TreescoreConf.BatchMaxBytes.key)
   }
 }

@@ -54,9 +54,10 @@ trait BatchScoreNode extends UnaryExecNode {
     val broadcastThreshold = TreescoreConf.BroadcastThresholdBytes.from(conf)
     scores.flatMap(_.models).distinct.foreach(_.shipIfLarge(sparkContext, broadcastThreshold))
     // batch.rows bounds the scores per batch, so a grid's batch has fewer rows and the same memory;
-    // batch.maxBytes bounds the buffers, so wide calls get fewer rows, not more memory.
+    // batch.maxBytes bounds the buffers and top-K's working memory, so wide calls get fewer rows, not more memory.
     val byScores = TreescoreConf.BatchRows.from(conf) / scores.map(_.pointsPerRow).max
-    val doublesPerRow = scores.flatMap(_.sharedFeatures).toMap.values.map(_.toLong).sum + scores.map(_.ownBufferDoublesPerRow).sum
+    val doublesPerRow = scores.flatMap(_.sharedFeatures).toMap.values.map(_.toLong).sum +
+      scores.map(_.ownBufferDoublesPerRow).sum + topK.map(s => TopKScorer.doublesPerRow(scores(s.score))).getOrElse(0L)
     val byBytes = TreescoreConf.BatchMaxBytes.from(conf) / (8 * math.max(1L, doublesPerRow))
     val batchRows = math.max(1L, math.min(byScores.toLong, byBytes)).toInt
     BatchScoring(scores, engines, child.output, passThrough, resultAttrs, batchRows,

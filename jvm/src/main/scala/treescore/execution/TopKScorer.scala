@@ -73,8 +73,31 @@ private[execution] final class TopKScorer private (scan: NativeTopKScan, feature
   override def close(): Unit = owned.close()
 }
 
-private[execution] object TopKScorer {
-  def open(call: BatchableScore, selection: TopKSelection, inputSchema: Seq[Attribute], batchRows: Int,
+private[treescore] object TopKScorer {
+  /**
+   * Doubles per batch row that a selection of `call` holds beyond the call's own buffers, which
+   * bound the batch's rows with them (spark.treescore.batch.maxBytes): its group numbers, kept
+   * flags and scores, and the native scan's working memory for the batch
+   * (native/src/top_k/batch_selection.h): four candidate lists of 24 bytes a row, each member's
+   * running sum, route needs and rest-bound bins (at most one 2-byte bin per feature), a few
+   * per-row scratch words, and the compacted survivors' features.
+   */
+  def doublesPerRow(call: BatchableScore): Long = call match {
+    case model: ScoreExpression => doublesPerRow(model.model.numFeatures, 1)
+    case program: ProgramScoreExpression => doublesPerRow(program.featureInputs.length, program.models.length)
+    case _ => 0L
+  }
+
+  /** The same for a call of `members` models reading `width` features. */
+  def doublesPerRow(width: Long, members: Long): Long = {
+    val ownBuffers = 3L
+    val candidates = 4L * 3
+    val perMember = 2L + (width + 3) / 4
+    val scratch = 5L
+    ownBuffers + candidates + members * perMember + scratch + width
+  }
+
+  private[execution] def open(call: BatchableScore, selection: TopKSelection, inputSchema: Seq[Attribute], batchRows: Int,
       metrics: Map[String, SQLMetric]): TopKScorer = Owned.building { owned =>
     val (scan, features, routes) = call match {
       case model: ScoreExpression =>
