@@ -342,5 +342,77 @@ TEST(ProgramDecoding, MalformedProgramsAreRejected) {
   EXPECT_THROW(DecodeProgram({3, 0, 1, 9}, {}, {}), std::invalid_argument);  // unknown node type
 }
 
+// Batches larger than one part (PartRows: about a MiB of a model's rows): a route's groups, a
+// cascade's escalated rows and every model's contributions are scored a part at a time, on both
+// engines, with the bits of each row scored alone; grids split only between whole grids.
+TEST(ProgramParts, BatchesOfManyPartsGiveTheBitsOfEachRowScoredAlone) {
+  constexpr int kBig = 150000, kPoints = 10;
+  const std::string text_a = TrainModel(1, "regression"), text_b = TrainModel(2, "binary");
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  std::vector<double> input(static_cast<size_t>(kBig) * kCols);
+  for (double& v : input) v = normal(rng);
+  const RowMajor rows(input.data(), kBig, kCols);
+  std::vector<int32_t> route(kBig);
+  for (int i = 0; i < kBig; ++i) route[i] = i % 3 == 2 ? -1 : i % 3;
+  // node 0: model b (raw), node 1: model a, node 2: cascade(b, a) accepting below 0.2 or above
+  // 0.8, node 3: route slot 0 -> [cascade, a].
+  const std::vector<int64_t> code = {kCols, 1, 4, 0, 1, 1, 3, 0, 1, 2, 0, 0, 0, 3, 0, 1, 2, 3, 0, 1, 2, 0, 2, 2, 1};
+  const auto lightgbm_a = std::make_shared<Booster>(Booster::FromModelText(text_a));
+  const auto lightgbm_b = std::make_shared<Booster>(Booster::FromModelText(text_b));
+  const auto engine_a = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text_a));
+  const auto engine_b = std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text_b));
+
+  std::vector<double> pa(kBig), raw_b(kBig);
+  lightgbm_a->Predict(input.data(), kBig, kCols, PredictKind::kPrediction, {}, 1, pa.data(), kBig);
+  lightgbm_b->Predict(input.data(), kBig, kCols, PredictKind::kRaw, {}, 1, raw_b.data(), kBig);
+  const auto sa = Shap(*lightgbm_a, input, kBig), sb = Shap(*lightgbm_b, input, kBig);
+
+  for (const auto& models : {std::vector<std::shared_ptr<const Predictor>>{lightgbm_a, lightgbm_b},
+                             std::vector<std::shared_ptr<const Predictor>>{engine_a, engine_b}}) {
+    const Program program = DecodeProgram(code, {0.2, 0.8}, models);
+    std::vector<double> out(kBig);
+    const auto stats = program.Evaluate(rows.batch(), kBig, route.data(), 1, kNoGrid, 0, 1, out.data());
+    int64_t escalated = 0;
+    for (int i = 0; i < kBig; ++i) {
+      const bool confident = raw_b[i] < 0.2 || raw_b[i] > 0.8;
+      if (route[i] == 0) escalated += !confident;
+      if (route[i] < 0) ASSERT_TRUE(std::isnan(out[i])) << i;
+      else ASSERT_TRUE(SameBits(out[i], route[i] == 0 && confident ? raw_b[i] : pa[i])) << i;
+    }
+    EXPECT_EQ(stats.escalated, escalated);
+    EXPECT_GT(escalated, 0);
+
+    std::vector<double> shap(static_cast<size_t>(kBig) * (kCols + 1));
+    program.EvaluateContributions(rows.batch(), kBig, route.data(), 1, kNoGrid, shap.data());
+    for (int i = 0; i < kBig; ++i) {
+      const bool confident = raw_b[i] < 0.2 || raw_b[i] > 0.8;
+      const double* expected = (route[i] == 0 && confident ? sb.data() : sa.data()) + i * (kCols + 1);
+      for (int f = 0; f <= kCols; ++f) {
+        const double got = shap[static_cast<size_t>(i) * (kCols + 1) + f];
+        if (route[i] < 0) ASSERT_TRUE(std::isnan(got)) << i;
+        else ASSERT_TRUE(SameBits(got, expected[f])) << i << " " << f;
+      }
+    }
+
+    // A grid of kPoints points varying input 1 over the first kBig / kPoints rows, each point
+    // routed as its base row: the same bits as every point's row scored alone.
+    std::vector<double> values(kBig), points(static_cast<size_t>(kBig) * kCols);
+    for (double& v : values) v = normal(rng);
+    std::vector<int32_t> point_route(kBig);
+    for (int e = 0; e < kBig; ++e) {
+      for (int j = 0; j < kCols; ++j) points[static_cast<size_t>(e) * kCols + j] = input[(e / kPoints) * kCols + j];
+      points[static_cast<size_t>(e) * kCols + 1] = values[e];
+      point_route[e] = route[e / kPoints];
+    }
+    std::vector<double> alone(kBig), shared(kBig);
+    program.Evaluate(RowMajor(points.data(), kBig, kCols).batch(), kBig, point_route.data(), 1, kNoGrid, 0, 1,
+                     alone.data());
+    program.Evaluate(rows.batch(), kBig, point_route.data(), 1, GridPoints{kPoints, {1}, values.data()}, 0, 1,
+                     shared.data());
+    ASSERT_EQ(0, std::memcmp(shared.data(), alone.data(), sizeof(double) * kBig));
+  }
+}
+
 }  // namespace
 }  // namespace treescore

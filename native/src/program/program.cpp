@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -42,6 +43,33 @@ bool WholeGrids(const std::vector<int64_t>& rows, int points) {
     }
   }
   return true;
+}
+
+// Whether `rows` run on without a gap (first, first + 1, ...), so that a view of the batch serves them.
+bool Consecutive(const std::vector<int64_t>& rows) {
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i] != rows[0] + static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// The most rows (grid points) a model is called for at once where its rows are copied: what
+// RowsPerCopy allows for `doubles_per_row`, in whole grids. So a model's copies and outputs
+// grow with its width, not with the batch (docs/tuning.md, "Sizing native memory").
+size_t PartRows(int64_t doubles_per_row, int points) {
+  const int32_t width = static_cast<int32_t>(std::min<int64_t>(doubles_per_row, std::numeric_limits<int32_t>::max()));
+  return static_cast<size_t>(std::max(1, RowsPerCopy(width) / points)) * static_cast<size_t>(points);
+}
+
+// Calls score(part, offset) for `rows` a part of at most `part_rows` at a time; offset is the
+// part's first position among `rows`.
+template <typename Score>
+void InParts(const std::vector<int64_t>& rows, size_t part_rows, Score score) {
+  for (size_t first = 0; first < rows.size(); first += part_rows) {
+    const std::vector<int64_t> part(rows.begin() + static_cast<std::ptrdiff_t>(first),
+                                    rows.begin() + static_cast<std::ptrdiff_t>(std::min(rows.size(), first + part_rows)));
+    score(part, first);
+  }
 }
 
 }  // namespace
@@ -96,16 +124,17 @@ std::vector<int64_t> AllRows(int64_t count) {
 namespace {
 
 // A model's base rows, named by their first grid point (the row itself without a grid): a view
-// of the program's batch where they are its first rows in order, as when a whole batch is
+// of the program's batch where they are consecutive rows of it, as when a whole batch is
 // scored, otherwise (a route's group, a cascade's escalated rows) gathered into a matrix.
 class ModelRows {
  public:
   ModelRows(const FeatureBatch& view, const std::vector<int64_t>& first_points, int points) {
     const auto count = static_cast<int32_t>(first_points.size());
-    bool in_order = true;
-    for (int32_t b = 0; b < count && in_order; ++b) in_order = first_points[b] == static_cast<int64_t>(b) * points;
+    const int64_t first = count > 0 ? first_points[0] : 0;
+    bool in_order = first % points == 0;
+    for (int32_t b = 0; b < count && in_order; ++b) in_order = first_points[b] == first + static_cast<int64_t>(b) * points;
     if (in_order) {
-      batch_ = view.Rows(0, count);
+      batch_ = view.Rows(first / points, count);
       return;
     }
     gathered_.resize(static_cast<size_t>(count) * view.num_cols);
@@ -187,6 +216,11 @@ void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::ve
   if (num_rows == 0) return;
   const GridPoints& grid = *batch.grid;
   const int points = grid.points;
+  const size_t part_rows = PartRows(static_cast<int64_t>(node.columns.size()), points);
+  if (rows.size() > part_rows && !Consecutive(rows)) {  // rows to copy: a part at a time
+    InParts(rows, part_rows, [&](const std::vector<int64_t>& part, size_t at) { EvalModel(node, batch, part, out + at); });
+    return;
+  }
   const ModelView view(node, *batch.input, grid);
   if (points == 1 && view.varying().empty()) {
     node.model->Predict(ModelRows(view.batch(), rows, 1).batch(), node.kind, IterationRange{}, batch.num_threads, out,
@@ -218,9 +252,17 @@ void Program::EvalModelContributions(const ModelNode& node, const Batch& batch, 
   const auto num_rows = static_cast<int32_t>(rows.size());
   if (num_rows == 0) return;
   const GridPoints& grid = *batch.grid;
+  const int64_t per_row = node.model->OutputsPerRow(PredictKind::kContrib, {});
+  const size_t part_rows = PartRows(per_row, grid.points);
+  if (rows.size() > part_rows) {  // the model's own contributions, and any copies, a part at a time
+    const auto width = static_cast<size_t>(contributions_per_row());
+    InParts(rows, part_rows, [&](const std::vector<int64_t>& part, size_t at) {
+      EvalModelContributions(node, batch, part, out + at * width);
+    });
+    return;
+  }
   const ModelView view(node, *batch.input, grid);
   const int32_t num_cols = view.batch().num_cols;
-  const int64_t per_row = node.model->OutputsPerRow(PredictKind::kContrib, {});
   std::vector<double> shap(static_cast<size_t>(num_rows) * static_cast<size_t>(per_row));
   // TreeSHAP shares nothing between grid points, so every point is a row of its own.
   if (grid.points == 1 && view.varying().empty()) {
