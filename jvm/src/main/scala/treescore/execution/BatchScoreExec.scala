@@ -57,7 +57,7 @@ trait BatchScoreNode extends UnaryExecNode {
     // batch.maxBytes bounds the buffers and top-K's working memory, so wide calls get fewer rows, not more memory.
     val byScores = TreescoreConf.BatchRows.from(conf) / scores.map(_.pointsPerRow).max
     val doublesPerRow = scores.flatMap(_.sharedFeatures).toMap.values.map(_.toLong).sum +
-      scores.map(_.ownBufferDoublesPerRow).sum + topK.map(s => TopKScorer.doublesPerRow(scores(s.score))).getOrElse(0L)
+      scores.map(_.ownDoublesPerRow).sum + topK.map(s => TopKScorer.doublesPerRow(scores(s.score))).getOrElse(0L)
     val byBytes = TreescoreConf.BatchMaxBytes.from(conf) / (8 * math.max(1L, doublesPerRow))
     val batchRows = math.max(1L, math.min(byScores.toLong, byBytes)).toInt
     BatchScoring(scores, engines, child.output, passThrough, resultAttrs, batchRows,

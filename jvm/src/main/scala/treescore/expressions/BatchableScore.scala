@@ -39,11 +39,12 @@ trait BatchableScore extends Expression with Unevaluable {
   def pointsPerRow: Int = 1
 
   /**
-   * At most how many doubles per input row the task buffers this call holds alone take: its
-   * outputs, and a program's own inputs and grid values. With [[sharedFeatures]], they bound the
-   * rows of a batch (spark.treescore.batch.maxBytes).
+   * At most how many doubles of native memory per input row this call holds alone: its task
+   * buffers (its outputs, and a program's own inputs and grid values) and the native working
+   * memory that grows with the batch (a program's per-row vectors). With [[sharedFeatures]], they
+   * bound the rows of a batch (spark.treescore.batch.maxBytes).
    */
-  def ownBufferDoublesPerRow: Long
+  def ownDoublesPerRow: Long
 
   /** The feature matrix this call reads with every call of the same key, and its width; None where it has its own. */
   def sharedFeatures: Option[(Any, Int)] = None

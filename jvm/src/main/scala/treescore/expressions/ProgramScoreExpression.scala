@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, DoubleType, NumericType, StringType}
 
-import treescore.ensemble.{GridAxis, Monotone, Scorer}
+import treescore.ensemble.{GridAxis, Monotone, ProgramWorkingMemory, Scorer}
 import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
 import treescore.nativelib.ModelCache
 
@@ -49,10 +49,14 @@ case class ProgramScoreExpression(scorer: Scorer, featureInputs: Seq[String], ke
   /** Doubles per grid point: one score, or the contributions of every input and the expected value. */
   def valuesPerPoint: Int = if (contributions) featureInputs.length + 1 else 1
 
-  /** Its inputs; per point the varying inputs' values, its route indices (int32, counted as doubles) and its results. */
-  override def ownBufferDoublesPerRow: Long = {
+  /**
+   * Its inputs; per point the varying inputs' values, its route indices (int32, counted as
+   * doubles), its results and the program's working memory.
+   */
+  override def ownDoublesPerRow: Long = {
     val varying = children.take(featureInputs.length).count(_.find(_.isInstanceOf[GridValue]).isDefined)
-    featureInputs.length + pointsPerRow.toLong * (varying + keyInputs.length + valuesPerPoint)
+    val working = ProgramWorkingMemory.doublesPerRow(scorer, varying, featureInputs.length + 1, contributions)
+    featureInputs.length + pointsPerRow.toLong * (varying + keyInputs.length + valuesPerPoint + working)
   }
   private def pointType: DataType = if (contributions) ArrayType(DoubleType, false) else DoubleType
   override def dataType: DataType = if (grid.isDefined) ArrayType(pointType, scorer.nullable) else pointType

@@ -31,7 +31,8 @@ case class ScoreExpression(model: TreeModel, children: Seq[Expression], options:
   /** Calls of models with as many features over the same columns read one matrix per task. */
   override def sharedFeatures: Option[(Any, Int)] = Some(((children.map(_.canonicalized), model.numFeatures), model.numFeatures))
 
-  override def ownBufferDoublesPerRow: Long = options.predictKind match {
+  /** Its outputs: each engine scores a model's rows into them with no per-row working memory. */
+  override def ownDoublesPerRow: Long = options.predictKind match {
     case PredictKind.Leaf => model.numTrees.toLong
     case PredictKind.Contrib => (model.numFeatures + 1L) * model.numClasses
     case _ => model.numClasses.toLong
