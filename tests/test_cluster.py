@@ -37,7 +37,7 @@ FAILING_PARTITION = 5
 PARSED = re.compile(r"treescore: parsed model (\w{12}) ")
 AUTO_BUDGET = re.compile(r"treescore: the model cache's budget is (\d+) MiB \(spark\.treescore\.cache\.maxBytes=auto: "
                          r"\d+ MiB of the executor's default memory overhead \((\d+) MiB: .*?\), after (\d+) MiB for "
-                         r"the JVM and (\d+) MiB for (\d+) task slots' buffers\)")
+                         r"the JVM and (\d+) MiB for (\d+) task slots' buffers and working memory\)")
 
 # Each file its own partition: files are far smaller than a split, and opening one costs a split.
 SPLIT_CONF = ["spark.sql.files.maxPartitionBytes=64m", "spark.sql.files.openCostInBytes=64m"]
@@ -237,12 +237,12 @@ def test_cluster_scores_equal_local_mode_with_one_parse_per_executor(wheel_venv,
         # Each executor parsed the model once, though 4 of its tasks scored with it at the same time.
         assert PARSED.findall(text) == [inputs.sha12], (name, PARSED.findall(text))
         # Its model budget is what `auto` leaves of the overhead Spark gives a 512m executor: 10%,
-        # at least 384 MiB, less the JVM's reserve and a batch's buffers per task slot.
+        # at least 384 MiB, less the JVM's reserve and per task slot a batch's buffers and the working allowance.
         budget = AUTO_BUDGET.search(text)
         assert budget, text[-4000:]
-        models, overhead, jvm, buffers, slots = map(int, budget.groups())
+        models, overhead, jvm, task_memory, slots = map(int, budget.groups())
         assert overhead == max(512 // 10, 384) and slots == CORES, budget.group(0)
-        assert models == overhead - jvm - buffers > 0, budget.group(0)
+        assert models == overhead - jvm - task_memory > 0, budget.group(0)
         assert "cannot hold treescore's native memory" not in text, text[-4000:]
         assert peak_running(text, stage_id) == CORES, (name, peak_running(text, stage_id))
 

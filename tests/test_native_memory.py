@@ -12,6 +12,12 @@ than the limit holds (each with its TreeSHAP tables, about 113 MiB), and keeps s
 the budget evicts. The same job with a budget larger than the limit is killed, which shows the
 limit is real.
 
+A task's own memory: one task slot scoring batches of 200-feature models that fill
+spark.treescore.batch.maxBytes, in every shape whose native working memory grows with the batch
+(contributions of nested ensembles and routes, grids, cascades, top-K), on both engines. The
+account's peak, less the models it holds, must stay within what the automatic budget leaves each
+task slot: batch.maxBytes and the working allowance.
+
 Each session runs in a child process (helpers/native_memory_job.py), so what is measured is its
 own."""
 import json
@@ -21,7 +27,10 @@ import sys
 import time
 from pathlib import Path
 
+import lightgbm as lgb
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import features, train, write_parquet
@@ -84,6 +93,44 @@ def test_soak_scores_exactly_and_memory_stays_flat(soak):
     assert end["native_total"] <= warmup["native_total"] + end["budget"]
     assert end["c_allocator_in_use"] <= warmup["c_allocator_in_use"] + 32 * MIB, "the C allocator's bytes in use flat"
     assert end["rss"] <= 1.15 * warmup["rss"] + 64 * MIB, "resident memory flat after the warm-up"
+
+
+WIDE_FEATURES = 200
+
+
+@pytest.mark.parametrize("engine", ["auto", "lightgbm"])
+def test_a_tasks_native_memory_stays_within_its_slots_reserve(spark, tmp_path, engine):
+    rng = np.random.default_rng(17)
+    names = [f"x{j}" for j in range(WIDE_FEATURES)]
+    x = rng.normal(size=(3_000, WIDE_FEATURES))
+    y = x[:, 0] - x[:, 1] * x[:, 2] + np.sin(x[:, 3])
+    models = []
+    for i in range(4):
+        params = {"objective": "binary" if i % 2 else "regression", "num_leaves": 15, "verbose": -1, "num_threads": 1,
+                  "seed": i}
+        booster = lgb.train(params, lgb.Dataset(x, (y > 0).astype(float) if i % 2 else y, feature_name=names), 20 + i)
+        models.append(str(tmp_path / f"wide{i}.txt"))
+        booster.save_model(models[-1])
+    rows = rng.normal(size=(6_000, WIDE_FEATURES))
+    columns = {"id": pa.array(np.arange(len(rows), dtype=np.int64))}
+    columns.update({name: pa.array(rows[:, j]) for j, name in enumerate(names)})
+    pq.write_table(pa.table(columns), str(tmp_path / "rows.parquet"))
+    kinds = ["prediction", "contrib", "route", "cascade", "grid", "ensemble_contrib", "nested_contrib"]
+    if engine == "auto":
+        kinds.append("top_k")  # top-K selection runs on treescore's engine only
+    spec = {"models": models, "rows": str(tmp_path / "rows.parquet"), "budget": "1g", "queries": len(kinds),
+            "warmup": 1, "driver_memory": "1g", "kinds": kinds, "master": "local[1]",
+            "conf": {"spark.treescore.engine": engine}}
+    done = run_job(tmp_path, spec)
+    assert done.returncode == 0, done.stderr[-6000:]
+    end = json.loads((tmp_path / "report.json").read_text())["end"]
+    assert end["evictions"] == 0, "the models stayed loaded, so the peak held them all at most"
+    batch_max_bytes = spark._jvm.treescore.TreescoreConf.BatchMaxBytes().read(spark._jvm.scala.Option.empty())
+    slot = batch_max_bytes + spark._jvm.treescore.nativelib.CacheBudget.WorkingReserveBytes()
+    task_peak = end["native_peak"] - end["native"]["models"]
+    print(f"engine {engine}: peak {end['native_peak'] / MIB:.1f} MiB, models {end['native']['models'] / MIB:.1f} MiB: "
+          f"the task's own peak {task_peak / MIB:.1f} MiB of a slot's {slot / MIB:.0f} MiB")
+    assert task_peak <= slot
 
 
 @pytest.fixture(scope="module")

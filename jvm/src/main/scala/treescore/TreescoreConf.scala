@@ -47,10 +47,11 @@ object TreescoreConf {
 
   val BatchMaxBytes: ConfEntry[Long] = ConfEntry("spark.treescore.batch.maxBytes", "16m", "query",
     "Most off-heap buffer memory one batched operator's task holds: per input row, each call's features and outputs " +
-      "(a contribution is `features + 1` doubles per class, a grid's every point counts) times 8 bytes. Where " +
+      "(a contribution is `features + 1` doubles per class, a grid's every point counts), and the per-row working " +
+      "memory of ensembles, routes, cascades and top-K selection, times 8 bytes. Where " +
       "`batch.rows` rows would take more, batches hold fewer rows: very wide models and contributions get smaller " +
       "batches, not more memory. The automatic model budget (`cache.maxBytes=auto`) leaves this much room per task " +
-      "slot. See [tuning.md](tuning.md#sizing-native-memory). Accepts byte sizes like `64m`.", size("16m or 64m"))
+      "slot, and 8 MiB more for working memory that does not grow with the batch. See [tuning.md](tuning.md#sizing-native-memory). Accepts byte sizes like `64m`.", size("16m or 64m"))
 
   val NativeThreads: ConfEntry[Int] = ConfEntry("spark.treescore.native.threads", "1", "query",
     "Threads per native call of treescore's engine (LightGBM's predictor, built without OpenMP, runs on the task's thread). Spark already runs one task per core, so 1 never oversubscribes " +
@@ -71,8 +72,8 @@ object TreescoreConf {
       "tables: the least recently used models that no task is using are freed, and where the models in use leave " +
       "too little, the task waits for others to return theirs. A model, or one call's models, that alone need more " +
       "than the budget fail the query with an error naming both sizes. A model's TreeSHAP tables keep at most what " +
-      "the budget leaves once it is loaded; its other leaves replay, with the same bits, more slowly. `auto`: what `spark.executor.memoryOverhead` leaves after 256 MiB for the JVM and 16 MiB " +
-      "per task slot (`batch.maxBytes`) for task buffers (2 GiB in local mode). Accepts `auto` or byte sizes like `512m`. See " +
+      "the budget leaves once it is loaded; its other leaves replay, with the same bits, more slowly. `auto`: what `spark.executor.memoryOverhead` leaves after 256 MiB for the JVM and, per task " +
+      "slot, `batch.maxBytes` for its buffers and 8 MiB for its working memory (2 GiB in local mode). Accepts `auto` or byte sizes like `512m`. See " +
       "[tuning.md](tuning.md#sizing-native-memory).",
     (key, raw) => if (raw.trim.equalsIgnoreCase("auto")) None else Some(size("auto, 512m or 2g")(key, raw)))
 

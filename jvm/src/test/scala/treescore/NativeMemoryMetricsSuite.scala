@@ -58,41 +58,42 @@ class NativeMemoryMetricsSuite extends SparkSuite {
     assert(peak >= contributionBuffer, s"peak $peak")
   }
 
-  test("auto: the overhead left after the JVM's reserve and the task slots' buffers, with a warning when short") {
+  test("auto: the overhead left after the JVM's reserve and the task slots' memory, with a warning when short") {
     def budget(settings: (String, String)*): CacheBudget =
       CacheBudget.of(new SparkConf(false).setMaster("yarn").setAll(settings))
-    val small = budget("spark.executor.memory" -> "4g", "spark.executor.cores" -> "4")
-    assert(small.overheadBytes == (409L << 20), "10% of 4 GiB")
-    assert(small.maxBytes == (409L << 20) - CacheBudget.JvmReserveBytes - 4 * (16L << 20))
+    val slot = (16L << 20) + CacheBudget.WorkingReserveBytes // batch.maxBytes and the working allowance
+    val small = budget("spark.executor.memory" -> "6g", "spark.executor.cores" -> "4")
+    assert(small.overheadBytes == (614L << 20), "10% of 6 GiB")
+    assert(small.maxBytes == (614L << 20) - CacheBudget.JvmReserveBytes - 4 * slot)
     assert(small.shortfallBytes == 0 && small.warning.isEmpty)
-    val six = budget("spark.executor.memory" -> "4g", "spark.executor.cores" -> "6")
-    assert(six.warning.exists(_.contains("leaves 57 MiB for native models")), six.warning)
+    val tight = budget("spark.executor.memory" -> "4g", "spark.executor.cores" -> "4")
+    assert(tight.warning.exists(_.contains("leaves 57 MiB for native models")), tight.warning)
 
     val roomy = budget("spark.executor.memoryOverhead" -> "3g", "spark.executor.cores" -> "4")
-    assert(roomy.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 4 * (16L << 20))
+    assert(roomy.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 4 * slot)
     assert(roomy.warning.isEmpty)
 
     val explicit = budget("spark.executor.memory" -> "8g", "spark.executor.cores" -> "2",
       TreescoreConf.CacheMaxBytes.key -> "2g")
     assert(explicit.maxBytes == (2L << 30))
-    val short = (256L + 32 + 2048 - 819) << 20
+    val short = (256L << 20) + 2 * slot + (2048L << 20) - (819L << 20)
     assert(explicit.shortfallBytes == short)
     assert(explicit.warning.exists(_.contains(s"Raise spark.executor.memoryOverhead by at least ${short >> 20} MiB")),
       explicit.warning)
 
     val minimum = budget("spark.executor.memory" -> "1g", "spark.executor.cores" -> "16")
-    assert(minimum.overheadBytes == (384L << 20) && minimum.maxBytes == 0, "384 MiB cannot hold 16 slots' buffers")
-    assert(minimum.warning.exists(_.contains("by at least 128 MiB")), minimum.warning)
+    assert(minimum.overheadBytes == (384L << 20) && minimum.maxBytes == 0, "384 MiB cannot hold 16 slots' memory")
+    assert(minimum.warning.exists(_.contains(s"by at least ${(256 + 16 * (slot >> 20) - 384)} MiB")), minimum.warning)
 
     val wideBatches = budget("spark.executor.memoryOverhead" -> "3g", "spark.executor.cores" -> "4",
       TreescoreConf.BatchMaxBytes.key -> "64m")
-    assert(wideBatches.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 4 * (64L << 20))
+    assert(wideBatches.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 4 * ((64L << 20) + CacheBudget.WorkingReserveBytes))
 
     assert(CacheBudget.of(new SparkConf(false).setMaster("local[4]")).maxBytes == CacheBudget.LocalBytes)
 
     // The driver cannot know the cores of executors whose cores are not set: it assumes one slot.
     val unknownCores = CacheBudget.largestOf(new SparkConf(false).setMaster("yarn").set("spark.executor.memory", "4g"))
-    assert(unknownCores.maxBytes == (409L << 20) - CacheBudget.JvmReserveBytes - (16L << 20))
+    assert(unknownCores.maxBytes == (409L << 20) - CacheBudget.JvmReserveBytes - slot)
     val knownCores = new SparkConf(false).setMaster("yarn").set("spark.executor.memory", "4g").set("spark.executor.cores", "4")
     assert(CacheBudget.largestOf(knownCores) == CacheBudget.of(knownCores))
   }

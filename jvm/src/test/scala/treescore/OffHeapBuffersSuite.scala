@@ -53,11 +53,11 @@ class OffHeapBuffersSuite extends SparkSuite {
     }
   }
 
-  test("with off-heap execution memory, the model budget reserves no overhead for task buffers") {
+  test("with off-heap execution memory, the model budget reserves overhead for task working memory only") {
     val conf = new SparkConf(false).setMaster("yarn").setAll(Seq("spark.executor.memoryOverhead" -> "1g",
       "spark.executor.cores" -> "4", "spark.memory.offHeap.enabled" -> "true", "spark.memory.offHeap.size" -> "2g"))
     val budget = CacheBudget.of(conf)
-    assert(budget.maxBytes == (1024L << 20) - CacheBudget.JvmReserveBytes)
-    assert(budget.describe.contains("none for task buffers"), budget.describe)
+    assert(budget.maxBytes == (1024L << 20) - CacheBudget.JvmReserveBytes - 4 * CacheBudget.WorkingReserveBytes)
+    assert(budget.describe.contains("Spark's off-heap execution memory holds their buffers"), budget.describe)
   }
 }

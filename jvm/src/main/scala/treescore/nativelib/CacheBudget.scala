@@ -8,14 +8,16 @@ import treescore.TreescoreConf
  * What an executor's native memory allows the model cache (docs/tuning.md, "Sizing native
  * memory"). A cluster manager kills an executor whose process outgrows its heap plus
  * `spark.executor.memoryOverhead`, and that overhead must also hold the JVM's own native memory
- * (metaspace, code cache, thread stacks, network buffers) and treescore's task buffers. So under
- * `spark.treescore.cache.maxBytes=auto` the models get what is left of the overhead after
- * [[CacheBudget.JvmReserveBytes]] for the JVM and `spark.treescore.batch.maxBytes` (the most one
- * task's buffers hold) per task slot.
+ * (metaspace, code cache, thread stacks, network buffers) and each running task's native memory.
+ * So under `spark.treescore.cache.maxBytes=auto` the models get what is left of the overhead after
+ * [[CacheBudget.JvmReserveBytes]] for the JVM and, per task slot, `spark.treescore.batch.maxBytes`
+ * (the most one task's buffers and per-row working memory hold) and
+ * [[CacheBudget.WorkingReserveBytes]] (its working memory that does not grow with the batch).
  *
  * Where Spark manages off-heap execution memory (`spark.memory.offHeap.enabled`), the task buffers
  * come out of `spark.memory.offHeap.size` instead ([[org.apache.spark.sql.execution.treescore.TaskMemory]]), which
- * Spark asks the cluster manager for besides the overhead: then the overhead reserves none for them.
+ * Spark asks the cluster manager for besides the overhead: then the overhead reserves only the
+ * working allowance per slot.
  *
  * In local mode the executor is the driver's own process, which no cluster manager bounds: there
  * `auto` is [[CacheBudget.LocalBytes]].
@@ -24,16 +26,17 @@ final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSl
     configured: Option[Long], local: Boolean) {
   import CacheBudget._
 
-  val taskBufferBytes: Long = taskSlots.toLong * taskBufferBytesEach
+  /** What the task slots may hold at once: each its buffers and its working memory. */
+  val taskBytes: Long = taskSlots.toLong * (taskBufferBytesEach + WorkingReserveBytes)
 
   /** The model cache's budget in bytes. */
   val maxBytes: Long = configured.getOrElse {
-    if (local) LocalBytes else math.max(0L, overheadBytes - JvmReserveBytes - taskBufferBytes)
+    if (local) LocalBytes else math.max(0L, overheadBytes - JvmReserveBytes - taskBytes)
   }
 
   /** How much more overhead the JVM's reserve, the task buffers and the budget need; 0 if none. */
   def shortfallBytes: Long =
-    if (local) 0L else math.max(0L, JvmReserveBytes + taskBufferBytes + maxBytes - overheadBytes)
+    if (local) 0L else math.max(0L, JvmReserveBytes + taskBytes + maxBytes - overheadBytes)
 
   /** How the budget was reached, for log lines and errors. */
   def describe: String = configured match {
@@ -42,16 +45,19 @@ final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSl
     case None =>
       s"${TreescoreConf.CacheMaxBytes.key}=auto: ${readable(maxBytes)} of the executor's $overheadSource, after " +
         s"${readable(JvmReserveBytes)} for the JVM and " +
-        (if (taskBufferBytesEach == 0) "none for task buffers, which Spark's off-heap execution memory holds"
-         else s"${readable(taskBufferBytes)} for $taskSlots task slots' buffers")
+        s"${readable(taskBytes)} for $taskSlots task slots' ${tasksHold}"
   }
+
+  private def tasksHold: String =
+    if (taskBufferBytesEach == 0) "working memory (Spark's off-heap execution memory holds their buffers)"
+    else "buffers and working memory"
 
   /** The warning an executor's start gives where its overhead cannot hold what treescore needs. */
   def warning: Option[String] = {
     val short = shortfallBytes
     if (short > 0) {
       Some(s"treescore: the executor's $overheadSource cannot hold treescore's native memory: " +
-        s"${readable(JvmReserveBytes)} for the JVM, ${readable(taskBufferBytes)} for $taskSlots task slots' buffers and " +
+        s"${readable(JvmReserveBytes)} for the JVM, ${readable(taskBytes)} for $taskSlots task slots' $tasksHold and " +
         s"${readable(maxBytes)} for models (${TreescoreConf.CacheMaxBytes.key}). Raise spark.executor.memoryOverhead by at " +
         s"least ${readable(short)}, or lower ${TreescoreConf.CacheMaxBytes.key}; otherwise a cluster manager may kill " +
         "executors for their memory.")
@@ -66,6 +72,13 @@ final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSl
 object CacheBudget {
   /** The overhead left to the JVM's own native memory; docs/tuning.md reserves the same. */
   val JvmReserveBytes: Long = 256L << 20
+  /**
+   * Per task slot, the working memory of native calls that does not grow with the batch: the
+   * engine's scratch (a block of rows, and per tree a leaf or value per block row), TreeSHAP's
+   * per-pass slots, and the copies a model takes about a MiB at a time (native/src/predictor.h,
+   * RowsPerCopy), nested at most three deep. docs/tuning.md reserves the same.
+   */
+  val WorkingReserveBytes: Long = 8L << 20
   /** `auto` in local mode, where no cluster manager bounds the process. */
   val LocalBytes: Long = 2L << 30
   /** An `auto` budget below this gets a warning at startup. */
