@@ -299,9 +299,10 @@ void ExactScorer::PredictContrib(const FeatureBatch& rows, IterationRange iterat
   // from memory once per block. The block is kept feature by feature, so a tree reads (and adds
   // to) only its own features' runs. On bench/'s 300-tree model 2,000 rows so ran 10% faster
   // than 512 kept row by row; a run of 2,048 rows would put every feature in the same cache set.
-  // Blocks stay within about 16 MB of values and contributions.
+  // Blocks stay within 6 MiB of values and contributions (a 200-feature model's 2,000 rows): they
+  // are working memory that each task slot's allowance holds (docs/tuning.md, "Sizing native memory").
   const int64_t row_bytes = (per_row + num_features) * static_cast<int64_t>(sizeof(double));
-  const int block_rows = static_cast<int>(std::max<int64_t>(64, std::min<int64_t>(2000, (int64_t{16} << 20) / row_bytes)));
+  const int block_rows = static_cast<int>(std::max<int64_t>(64, std::min<int64_t>(2000, (int64_t{6} << 20) / row_bytes)));
   std::vector<double> values(static_cast<size_t>(block_rows) * static_cast<size_t>(num_features));
   TreeShap::Scratch scratch;
   for (int64_t r0 = 0; r0 < rows.num_rows; r0 += block_rows) {

@@ -75,8 +75,9 @@ object CacheBudget {
   /**
    * Per task slot, the working memory of native calls that does not grow with the batch: the
    * engine's scratch (a block of rows, and per tree a leaf or value per block row), TreeSHAP's
-   * per-pass slots, and the copies a model takes about a MiB at a time (native/src/predictor.h,
-   * RowsPerCopy), nested at most three deep. docs/tuning.md reserves the same.
+   * block of up to 6 MiB of feature values and contributions and its per-pass slots, and the
+   * copies a model takes about a MiB at a time (native/src/predictor.h, RowsPerCopy).
+   * docs/tuning.md reserves the same.
    */
   val WorkingReserveBytes: Long = 8L << 20
   /** `auto` in local mode, where no cluster manager bounds the process. */
