@@ -217,7 +217,7 @@ void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::ve
   const GridPoints& grid = *batch.grid;
   const int points = grid.points;
   const size_t part_rows = PartRows(static_cast<int64_t>(node.columns.size()), points);
-  if (rows.size() > part_rows && !Consecutive(rows)) {  // rows to copy: a part at a time
+  if (rows.size() > part_rows && !(Consecutive(rows) && WholeGrids(rows, points))) {  // rows to copy: in parts
     InParts(rows, part_rows, [&](const std::vector<int64_t>& part, size_t at) { EvalModel(node, batch, part, out + at); });
     return;
   }
