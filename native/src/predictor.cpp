@@ -5,10 +5,12 @@
 #include <stdexcept>
 #include <vector>
 
+#include "memory/working_memory.h"
+
 namespace treescore {
 
 int32_t RowsPerCopy(int32_t num_cols) {
-  constexpr int64_t kCopyBytes = int64_t{1} << 20;
+  constexpr int64_t kCopyBytes = memory::kCopyBytes;
   const int64_t row_bytes = static_cast<int64_t>(num_cols < 1 ? 1 : num_cols) * static_cast<int64_t>(sizeof(double));
   return static_cast<int32_t>(kCopyBytes / row_bytes < 1 ? 1 : kCopyBytes / row_bytes);
 }

@@ -24,9 +24,9 @@ using wire::Engine;
 using model::IterationRange;
 
 // The most rows a predictor copies at once where it must copy a batch's rows (to gather a view
-// LightGBM cannot read, or to write a grid's points out as rows): about 1 MiB of them, at least
-// one row. So the copies grow with the model's width and not with the batch, which
-// spark.treescore.batch.maxBytes bounds (docs/tuning.md, "Sizing native memory").
+// LightGBM cannot read, or to write a grid's points out as rows): memory::kCopyBytes of them
+// (memory/working_memory.h), at least one row. So the copies grow with the model's width and not
+// with the batch, which spark.treescore.batch.maxBytes bounds.
 int32_t RowsPerCopy(int32_t num_cols);
 
 class Predictor {

@@ -3,6 +3,8 @@ package treescore
 import org.apache.spark.network.util.JavaUtils
 import org.apache.spark.sql.internal.SQLConf
 
+import treescore.wire.WireLimits
+
 /**
  * One `spark.treescore.*` setting, declared once: its key, default, documentation and how a
  * value is read. docs/configuration.md is checked against these declarations
@@ -51,7 +53,7 @@ object TreescoreConf {
       "memory of ensembles, routes, cascades and top-K selection, times 8 bytes. Where " +
       "`batch.rows` rows would take more, batches hold fewer rows: very wide models and contributions get smaller " +
       "batches, not more memory. The automatic model budget (`cache.maxBytes=auto`) leaves this much room per task " +
-      "slot, and 8 MiB more for working memory that does not grow with the batch. See [tuning.md](tuning.md#sizing-native-memory). Accepts byte sizes like `64m`.", size("16m or 64m"))
+      s"slot, and ${WireLimits.TaskWorkingMemoryBytes >> 20} MiB more for working memory that does not grow with the batch. See [tuning.md](tuning.md#sizing-native-memory). Accepts byte sizes like `64m`.", size("16m or 64m"))
 
   val NativeThreads: ConfEntry[Int] = ConfEntry("spark.treescore.native.threads", "1", "query",
     "Threads per native call of treescore's engine (LightGBM's predictor, built without OpenMP, runs on the task's thread). Spark already runs one task per core, so 1 never oversubscribes " +
@@ -73,7 +75,7 @@ object TreescoreConf {
       "too little, the task waits for others to return theirs. A model, or one call's models, that alone need more " +
       "than the budget fail the query with an error naming both sizes. A model's TreeSHAP tables keep at most what " +
       "the budget leaves once it is loaded; its other leaves replay, with the same bits, more slowly. `auto`: what `spark.executor.memoryOverhead` leaves after 256 MiB for the JVM and, per task " +
-      "slot, `batch.maxBytes` for its buffers and 8 MiB for its working memory (2 GiB in local mode). Accepts `auto` or byte sizes like `512m`. See " +
+      s"slot, `batch.maxBytes` for its buffers and ${WireLimits.TaskWorkingMemoryBytes >> 20} MiB for its working memory (2 GiB in local mode). Accepts `auto` or byte sizes like `512m`. See " +
       "[tuning.md](tuning.md#sizing-native-memory).",
     (key, raw) => if (raw.trim.equalsIgnoreCase("auto")) None else Some(size("auto, 512m or 2g")(key, raw)))
 

@@ -3,6 +3,7 @@ package treescore.nativelib
 import org.apache.spark.SparkConf
 
 import treescore.TreescoreConf
+import treescore.wire.WireLimits
 
 /**
  * What an executor's native memory allows the model cache (docs/tuning.md, "Sizing native
@@ -73,13 +74,12 @@ object CacheBudget {
   /** The overhead left to the JVM's own native memory; docs/tuning.md reserves the same. */
   val JvmReserveBytes: Long = 256L << 20
   /**
-   * Per task slot, the working memory of native calls that does not grow with the batch: the
-   * engine's scratch (a block of rows, and per tree a leaf or value per block row), TreeSHAP's
-   * block of up to 6 MiB of feature values and contributions and its per-pass slots, and the
-   * copies a model takes about a MiB at a time (native/src/predictor.h, RowsPerCopy).
+   * Per task slot, the working memory of native calls that does not grow with the batch:
+   * wire/limits.txt's TaskWorkingMemoryBytes, which native/src/memory/working_memory.h shares out
+   * (the copies a model takes a part at a time, TreeSHAP's block and memo, the engine's scratch).
    * docs/tuning.md reserves the same.
    */
-  val WorkingReserveBytes: Long = 8L << 20
+  val WorkingReserveBytes: Long = WireLimits.TaskWorkingMemoryBytes
   /** `auto` in local mode, where no cluster manager bounds the process. */
   val LocalBytes: Long = 2L << 30
   /** An `auto` budget below this gets a warning at startup. */

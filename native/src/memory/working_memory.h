@@ -1,0 +1,26 @@
+// How native calls share a task slot's working memory that does not grow with the batch
+// (wire/limits.txt, TaskWorkingMemoryBytes; docs/tuning.md, "Sizing native memory"). What grows
+// with the batch counts toward spark.treescore.batch.maxBytes instead. A call holds at most one
+// of each share at once.
+#pragma once
+
+#include <cstdint>
+
+#include "wire_limits.h"
+
+namespace treescore::memory {
+
+// The rows a predictor copies where it cannot read a batch in place (predictor.h, RowsPerCopy),
+// and a program's part of a model's rows and outputs (program.cpp): about this much at a time.
+constexpr int64_t kCopyBytes = int64_t{1} << 20;
+// Left to the engine's scratch: a block of rows, and per tree a leaf or value per block row, or
+// TreeSHAP's per-pass slots.
+constexpr int64_t kScratchBytes = int64_t{1} << 20;
+// TreeSHAP's block of feature values and contributions (engine/exact_scorer.cpp) and its memo of
+// replayed leaves' addends (engine/addend_memo.h) share the rest: the block takes at most two
+// thirds, and the memo what the block leaves.
+constexpr int64_t kShapBytes = wire::kTaskWorkingMemoryBytes - kCopyBytes - kScratchBytes;
+constexpr int64_t kShapBlockMostBytes = kShapBytes / 3 * 2;
+static_assert(kShapBytes >= (int64_t{3} << 20), "TaskWorkingMemoryBytes leaves TreeSHAP too little");
+
+}  // namespace treescore::memory
