@@ -44,7 +44,7 @@ TEST(AddendMemoTest, GivesBackWhatItKeptUnderTheSameLeafAndPatternOnly) {
 }
 
 TEST(AddendMemoTest, KeepsStorageWithoutAnEntryAndRefusesWhatWasNotReserved) {
-  engine::AddendMemo memo;
+  engine::AddendMemo memo(0);  // no room: Reserve takes what it is asked for, no more
   memo.Reserve(4);
   double* kept = memo.Keep(4);
   kept[3] = 7;
@@ -55,6 +55,38 @@ TEST(AddendMemoTest, KeepsStorageWithoutAnEntryAndRefusesWhatWasNotReserved) {
   EXPECT_NE(memo.Insert(0, 0, 1), nullptr);
   EXPECT_EQ(memo.Find(0, 0), memo.Find(0, 0));
   EXPECT_EQ(memo.size(), 5u);
+}
+
+// The memo holds at most its room: past it a caller starts again (Fits), and a full table still
+// gives storage, which it cannot find again. A pass larger than the room gets what it asks.
+TEST(AddendMemoTest, StaysWithinItsRoom) {
+  constexpr size_t kRoom = size_t{256} << 10;
+  engine::AddendMemo memo(kRoom);
+  size_t remembered = 0, forgotten = 0, restarts = 0;
+  for (int leaf = 0; leaf < 100000; ++leaf) {
+    if (!memo.Fits(2)) {
+      memo.Clear();
+      ++restarts;
+    }
+    memo.Reserve(2);
+    double* addends = memo.Insert(leaf, 5, 2);
+    addends[1] = leaf;
+    const double* found = memo.Find(leaf, 5);
+    if (found != nullptr) {
+      ASSERT_EQ(found, addends);
+      ++remembered;
+    } else {
+      ++forgotten;
+    }
+    ASSERT_LE(memo.Bytes(), kRoom) << leaf;
+  }
+  EXPECT_GT(remembered, 0u);
+  EXPECT_GT(forgotten, 0u);  // the table filled before the values did
+  EXPECT_GT(restarts, 0u);
+  memo.Clear();
+  memo.Reserve(kRoom);  // a pass of kRoom addends: more than the room, and still given
+  EXPECT_NE(memo.Keep(static_cast<int32_t>(kRoom)), nullptr);
+  EXPECT_GE(memo.Bytes(), kRoom * sizeof(double));
 }
 
 }  // namespace

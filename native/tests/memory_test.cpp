@@ -3,6 +3,7 @@
 // kept.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "engine_predictor.h"
 #include "lightgbm_training.h"
 #include "memory/account.h"
+#include "memory/working_memory.h"
 
 namespace treescore {
 namespace {
@@ -220,6 +222,42 @@ TEST(MemoryAccount, LightGbmsRowCopiesDoNotGrowWithTheBatch) {
   booster.PredictGrid(separate.Rows(0, base_rows), grid, PredictKind::kRaw, IterationRange{}, 1, got.data(), kRows);
   EXPECT_LT(memory::TakeThreadPeak() - before, batch_bytes / 3);
   for (int e = 0; e < base_rows * kPoints; ++e) ASSERT_EQ(Bits(got[e]), Bits(expected[e])) << "point " << e;
+}
+
+// Contributions of deep trees, whose leaves replay their paths through a memo, keep their working
+// memory within the shares a task slot's allowance gives TreeSHAP (memory/working_memory.h):
+// a block of rows, the memo and per-pass scratch. The bits stay LightGBM's.
+TEST(MemoryAccount, DeepTreesContributionsStayWithinTheirShareOfTheSlot) {
+  constexpr int kTrainRows = 8000, kCols = 20, kRows = 6000;
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<double> features(kTrainRows * kCols);
+  for (double& value : features) value = uniform(random);
+  std::vector<float> labels(kTrainRows);
+  for (int i = 0; i < kTrainRows; ++i) {
+    const double* row = features.data() + static_cast<size_t>(i) * kCols;
+    labels[i] = static_cast<float>(row[0] * row[3] + row[5] + uniform(random));
+  }
+  BoosterHandle trained = test_models::Train(features, labels, kCols, "verbose=-1",
+      "objective=regression num_leaves=255 min_data_in_leaf=5 verbose=-1 num_threads=1", 12);
+  const std::string text = test_models::ModelText(trained);
+  LGBM_BoosterFree(trained);
+  const EnginePredictor model = EnginePredictor::FromModelText(text);
+  const Booster reference = Booster::FromModelText(text);
+  ASSERT_GT(model.scorer().ShapTableStats().replayed_leaves, 0) << "no leaf replays its path";
+
+  const size_t outputs = static_cast<size_t>(kRows) * (kCols + 1);
+  std::vector<double> expected(outputs), got(outputs);
+  reference.Predict(features.data(), kRows, kCols, PredictKind::kContrib, IterationRange{}, 1, expected.data(),
+                    static_cast<int64_t>(outputs));
+  model.Predict(features.data(), 8, kCols, PredictKind::kContrib, IterationRange{}, 1, got.data(),
+                static_cast<int64_t>(outputs));  // builds the tables, which the model keeps
+  memory::TakeThreadPeak();
+  const int64_t before = memory::Read().total();
+  model.Predict(features.data(), kRows, kCols, PredictKind::kContrib, IterationRange{}, 1, got.data(),
+                static_cast<int64_t>(outputs));
+  EXPECT_LE(memory::TakeThreadPeak() - before, memory::kShapBytes + memory::kScratchBytes);
+  for (size_t i = 0; i < outputs; ++i) ASSERT_EQ(Bits(got[i]), Bits(expected[i])) << "output " << i;
 }
 
 }  // namespace

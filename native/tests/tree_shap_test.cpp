@@ -156,8 +156,9 @@ TEST(TreeShapTest, EqualsLightGbmWhateverTheTablesMayKeep) {
   }
 }
 
-// Rows that share a deep leaf's pattern share its addends through a memo; one that starts again
-// at every pass (the bound reached) must give the same bits as one that keeps the whole block's.
+// Rows that share a deep leaf's pattern share its addends through a memo within a bound. One that
+// starts again at every pass, or whose table fills and keeps addends it cannot find again, must
+// give the same bits as one that keeps the whole block's.
 TEST(TreeShapTest, GivesTheSameBitsWhereverTheMemoStartsAgain) {
   const model::Forest forest = model::ReadLightGbmText(
       Train("regression", "num_leaves=200 min_data_in_leaf=2 max_bin=1023 learning_rate=0.3", 4));
@@ -175,10 +176,12 @@ TEST(TreeShapTest, GivesTheSameBitsWhereverTheMemoStartsAgain) {
   std::vector<double> restarted(outputs);
   engine::TreeShap::Scratch whole;
   shap.Explain(values.data(), 2 * n, 0, forest.trees.size(), &whole, kept.data());
-  engine::TreeShap::Scratch bounded;
-  bounded.memo_limit = 0;
-  shap.Explain(values.data(), 2 * n, 0, forest.trees.size(), &bounded, restarted.data());
-  ASSERT_EQ(0, std::memcmp(kept.data(), restarted.data(), outputs * sizeof(double)));
+  for (const size_t room : {size_t{0}, size_t{48} << 10}) {
+    engine::TreeShap::Scratch bounded;
+    bounded.memo = engine::AddendMemo(room);
+    shap.Explain(values.data(), 2 * n, 0, forest.trees.size(), &bounded, restarted.data());
+    ASSERT_EQ(0, std::memcmp(kept.data(), restarted.data(), outputs * sizeof(double))) << room;
+  }
   // A row and its copy, computed apart or from the memo, agree too.
   const auto per_row = static_cast<size_t>(shap.OutputsPerRow());
   ASSERT_EQ(0, std::memcmp(kept.data(), kept.data() + n * per_row, n * per_row * sizeof(double)));

@@ -6,6 +6,27 @@
 namespace treescore {
 namespace engine {
 
+namespace {
+
+// Of the room, the table of entries takes kEntryShare fifths: a replayed leaf keeps about ten
+// addends (80 bytes) per entry on a 255-leaf model, and an entry takes 48 bytes at most (below).
+constexpr size_t kEntryShare = 2;
+
+size_t PowerOfTwoAtMost(size_t n) {
+  size_t power = 1;
+  while (power * 2 <= n) power *= 2;
+  return power;
+}
+
+}  // namespace
+
+AddendMemo::AddendMemo(size_t max_bytes) {
+  // An entry's slot, and half that again while the table grows, holding its old half-size table.
+  constexpr size_t kEntryBytes = sizeof(Entry) + sizeof(Entry) / 2;
+  max_entries_ = std::max<size_t>(1024, PowerOfTwoAtMost(max_bytes / 5 * kEntryShare / kEntryBytes));
+  value_room_ = (max_bytes - std::min(max_bytes, max_entries_ * kEntryBytes)) / sizeof(double);
+}
+
 void AddendMemo::Clear() {
   std::fill(entries_.begin(), entries_.end(), Entry{0, kEmpty, 0});
   used_ = 0;
@@ -14,7 +35,7 @@ void AddendMemo::Clear() {
 
 void AddendMemo::Reserve(size_t addends) {
   if (values_.size() + addends > UINT32_MAX) throw std::length_error("addend memo past 2^32 addends");
-  if (values_.capacity() < values_.size() + addends) values_.reserve(std::max(2 * values_.capacity(), values_.size() + addends));
+  if (values_.capacity() < values_.size() + addends) values_.reserve(std::max(value_room_, values_.size() + addends));
 }
 
 size_t AddendMemo::Slot(int32_t leaf, uint64_t pattern) const {
@@ -37,7 +58,10 @@ const double* AddendMemo::Find(int32_t leaf, uint64_t pattern) const {
 }
 
 double* AddendMemo::Insert(int32_t leaf, uint64_t pattern, int32_t count) {
-  if (2 * (used_ + 1) > entries_.size()) Grow();
+  if (2 * (used_ + 1) > entries_.size()) {
+    if (entries_.size() >= max_entries_) return Keep(count);
+    Grow();
+  }
   entries_[Slot(leaf, pattern)] = {pattern, leaf, static_cast<uint32_t>(values_.size())};
   ++used_;
   return Keep(count);

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "memory/working_memory.h"
 #include "model/decision.h"
 #include "model/linear_leaf.h"
 #include "wire_limits.h"
@@ -299,12 +300,15 @@ void ExactScorer::PredictContrib(const FeatureBatch& rows, IterationRange iterat
   // from memory once per block. The block is kept feature by feature, so a tree reads (and adds
   // to) only its own features' runs. On bench/'s 300-tree model 2,000 rows so ran 10% faster
   // than 512 kept row by row; a run of 2,048 rows would put every feature in the same cache set.
-  // Blocks stay within 6 MiB of values and contributions (a 200-feature model's 2,000 rows): they
-  // are working memory that each task slot's allowance holds (docs/tuning.md, "Sizing native memory").
+  // Blocks of values and contributions stay within memory::kShapBlockMostBytes (1,300 rows of a
+  // 200-feature model), and the memo of replayed leaves gets the rest of TreeSHAP's share of the
+  // task slot's working memory (memory/working_memory.h).
   const int64_t row_bytes = (per_row + num_features) * static_cast<int64_t>(sizeof(double));
-  const int block_rows = static_cast<int>(std::max<int64_t>(64, std::min<int64_t>(2000, (int64_t{6} << 20) / row_bytes)));
+  const int block_rows = static_cast<int>(std::max<int64_t>(64, std::min<int64_t>(2000, memory::kShapBlockMostBytes / row_bytes)));
   std::vector<double> values(static_cast<size_t>(block_rows) * static_cast<size_t>(num_features));
   TreeShap::Scratch scratch;
+  scratch.memo = AddendMemo(static_cast<size_t>(std::max(memory::kShapBytes - block_rows * row_bytes,
+                                                         static_cast<int64_t>(AddendMemo::kDefaultBytes))));
   for (int64_t r0 = 0; r0 < rows.num_rows; r0 += block_rows) {
     const int n = static_cast<int>(std::min<int64_t>(block_rows, rows.num_rows - r0));
     for (int32_t f = 0; f < num_features; ++f) {

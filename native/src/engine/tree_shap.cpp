@@ -341,7 +341,7 @@ void TreeShap::Explain(const double* values, int num_rows, size_t first_tree, si
     scratch->memo.Clear();
     for (size_t r0 = 0; r0 < stride; r0 += kPassRows) {
       const size_t n = std::min(kPassRows, stride - r0);
-      if (scratch->memo.size() > scratch->memo_limit) scratch->memo.Clear();
+      if (!scratch->memo.Fits(n * tables.replayed_addends)) scratch->memo.Clear();
       scratch->memo.Reserve(n * tables.replayed_addends);
       Locate(tree, tables, values + r0, stride, n, scratch, scratch->slots.data());
       for (size_t r = 0; r < n; ++r) {

@@ -72,11 +72,10 @@ class TreeShap {
     };
     std::vector<Slot> slots;
     std::vector<size_t> offsets;  // the current tree's elements' (TreeTables::features)
-    // The addends of replayed leaves, for the block's rows of the current tree, and how many it
-    // keeps (8 bytes each) before it starts again. The bench's 100 x 255-leaf model keeps about
-    // 0.7 million per tree for 2,000 rows.
+    // The addends of replayed leaves, for the block's rows of the current tree, within its room:
+    // a pass that would outgrow it starts it again. The bench's 100 x 255-leaf model would keep
+    // about 0.7 million per tree for 2,000 rows.
     AddendMemo memo;
-    size_t memo_limit = size_t{1} << 21;
     // Where a row's replay goes: nodes and leaves with its stamp (one per replaying row).
     std::vector<uint32_t> node_stamp;
     std::vector<uint32_t> leaf_stamp;
