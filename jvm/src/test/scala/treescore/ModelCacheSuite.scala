@@ -84,6 +84,7 @@ class ModelCacheSuite extends AnyFunSuite {
     }
     val budget = held.max + cases.map(r => ModelCache.loadReserve(r.model, r.range)).max
     ModelCache.clear()
+    assert(ModelCache.leasesHeld == 0, s"leases held before the tasks start: ${ModelCache.describe}")
     ModelCache.setMaxBytesForTesting(Some(budget))
     val pool = Executors.newFixedThreadPool(6)
     try {
@@ -98,8 +99,9 @@ class ModelCacheSuite extends AnyFunSuite {
           }
         }
       })
-      val outcomes = pool.invokeAll(tasks.asJava, 120, java.util.concurrent.TimeUnit.SECONDS).asScala.map(_.get())
-      assert(outcomes.forall(identity), "every task got both models, within the budget")
+      val futures = pool.invokeAll(tasks.asJava, 120, java.util.concurrent.TimeUnit.SECONDS).asScala
+      assert(!futures.exists(_.isCancelled), s"tasks still waiting after 120 s: ${ModelCache.describe}")
+      assert(futures.map(_.get()).forall(identity), "every task got both models, within the budget")
       assert(ModelCache.leasesHeld == 0 && ModelCache.loadedBytes <= budget)
     } finally {
       pool.shutdown()

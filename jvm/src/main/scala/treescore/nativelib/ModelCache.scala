@@ -166,9 +166,12 @@ object ModelCache {
         case e: Throwable =>
           held.foreach(_.close())
           e match {
-            // Returning what it held lets the tasks that waited on it go on; then it asks again,
-            // holding nothing, which may always wait.
-            case refused: NoRoomYet if held.nonEmpty && !refused.alone =>
+            // Returning what it held lets the tasks that waited on it go on. Asking again at once
+            // would lease the same loaded models before they could, and be refused again, for as
+            // long as this thread wins the lock: so it first waits for them to change the room.
+            case refused: NoRoomYet if held.nonEmpty && !refused.alone => synchronized {
+              awaitRoom(task, generation, RetryPatienceMillis)
+            }
             case refused: NoRoomYet if held.nonEmpty => synchronized {
               val budget = currentBudget
               throw new IllegalStateException(togetherOverBudget(togetherNeeds(requests, budget), budget))
@@ -266,14 +269,23 @@ object ModelCache {
   }
 
   /**
-   * Under the lock: waits until room may have come back. A task that holds no lease may always
+   * Under the lock: waits until room may have come back (the generation moves on from `since`),
+   * or for at most `patienceMillis` where that is not 0. A task that holds no lease may always
    * wait: whoever holds the room goes on, or is refused and returns it.
    */
-  private def awaitRoom(task: Long): Unit = {
-    val since = generation
+  private def awaitRoom(task: Long, since: Long = generation, patienceMillis: Long = 0L): Unit = {
     waiting(task) = since
-    try while (generation == since) wait() finally waiting -= task
+    val deadline = System.nanoTime() + patienceMillis * 1000000L
+    try {
+      while (generation == since && (patienceMillis == 0L || System.nanoTime() < deadline)) {
+        wait(if (patienceMillis == 0L) 0L else math.max(1L, (deadline - System.nanoTime()) / 1000000L))
+      }
+    } finally waiting -= task
   }
+
+  // A task that returned its leases for others waits at most this long for them to change the
+  // room before it asks again: the change it waits for may have come between the two.
+  private val RetryPatienceMillis = 50L
 
   /**
    * Whether some other task holds a lease and will go on: it is not waiting for room, or room came
@@ -358,6 +370,16 @@ object ModelCache {
 
   /** Leases held right now, over all models; each task scorer returns its own when it closes. */
   def leasesHeld: Int = synchronized(entries.valuesIterator.map(_.users).sum)
+
+  /** The cache's state, for a test that waited too long to say who held what. */
+  private[treescore] def describe: String = synchronized {
+    val held = entries.valuesIterator.map { e =>
+      s"${e.key.contentHash.take(12)} (${e.key.range}, ${e.key.engine}): ${e.users} users, ${e.bytes} bytes" +
+        (if (e.isLoaded) "" else ", not loaded")
+    }.mkString("; ")
+    s"budget ${maxBytes} bytes; models: $held; leases by task: ${leasesOf.mkString(", ")}; waiting since: " +
+      s"${waiting.mkString(", ")}; generation $generation"
+  }
 
   /** Models loaded in this JVM right now. */
   def loadedCount: Int = synchronized(entries.valuesIterator.count(_.isLoaded))
