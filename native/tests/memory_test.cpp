@@ -3,7 +3,6 @@
 // kept.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
