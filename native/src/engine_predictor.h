@@ -27,6 +27,8 @@ class EnginePredictor final : public Predictor {
   const engine::ExactScorer& scorer() const { return scorer_; }
   // The slices of iteration ranges and the TreeSHAP tables, of the model and its slices.
   int64_t built_bytes() const override;
+  // The whole model's: a slice's trees are some of them.
+  int64_t WorkingBytes() const override { return scorer_.WorkingShares().total(); }
 
   // Raw and prediction give num_classes doubles per row, leaf one per used tree, contributions
   // num_classes x (num_features + 1).

@@ -15,6 +15,14 @@ int32_t RowsPerCopy(int32_t num_cols) {
   return static_cast<int32_t>(kCopyBytes / row_bytes < 1 ? 1 : kCopyBytes / row_bytes);
 }
 
+int64_t Predictor::WorkingBytes() const {
+  // Only the copies are treescore's where LightGBM scores: at least a row each (RowsPerCopy).
+  const int64_t row_bytes = static_cast<int64_t>(num_features()) * static_cast<int64_t>(sizeof(double));
+  memory::Shares shares;
+  shares.copy = std::max(memory::kCopyBytes, row_bytes);
+  return shares.total();
+}
+
 void CheckPredictArguments(const Predictor& predictor, const FeatureBatch& rows, PredictKind kind,
                            IterationRange range, int num_threads, int64_t out_capacity) {
   if (rows.num_rows < 0 || rows.num_cols < 0 || rows.first_row < 0) throw std::invalid_argument("negative batch shape");

@@ -41,6 +41,11 @@ class Predictor {
   // (memory/account.h), which it keeps until it is freed.
   virtual int64_t built_bytes() const { return 0; }
 
+  // The most native memory one call holds on each of its threads that does not grow with its
+  // rows: a task slot's working allowance (wire/limits.txt, TaskWorkingMemoryBytes), or more
+  // where the model needs more. The JVM's model cache charges what one beyond the allowance.
+  virtual int64_t WorkingBytes() const;
+
   // How many doubles Predict writes per row for this kind and range.
   virtual int64_t OutputsPerRow(PredictKind kind, IterationRange range) const = 0;
 

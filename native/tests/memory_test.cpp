@@ -16,6 +16,7 @@
 #include "lightgbm_training.h"
 #include "memory/account.h"
 #include "memory/working_memory.h"
+#include "wire_limits.h"
 
 namespace treescore {
 namespace {
@@ -256,6 +257,96 @@ TEST(MemoryAccount, DeepTreesContributionsStayWithinTheirShareOfTheSlot) {
   model.Predict(features.data(), kRows, kCols, PredictKind::kContrib, IterationRange{}, 1, got.data(),
                 static_cast<int64_t>(outputs));
   EXPECT_LE(memory::TakeThreadPeak() - before, memory::kShapBytes + memory::kScratchBytes);
+  for (size_t i = 0; i < outputs; ++i) ASSERT_EQ(Bits(got[i]), Bits(expected[i])) << "output " << i;
+  EXPECT_EQ(model.WorkingBytes(), wire::kTaskWorkingMemoryBytes) << "an ordinary model is charged more than the allowance";
+}
+
+// A model of thousands of trees needs more scratch than the allowance's share (a value or leaf set
+// per tree and block row): WorkingBytes says how much, so that the model cache can charge it, and
+// no call on either layout holds more.
+TEST(MemoryAccount, ManyTreesCallsStayWithinTheModelsWorkingBytes) {
+  constexpr int kTrainRows = 1000, kCols = 8, kRows = 100, kTrees = 6000, kPoints = 3;
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<double> features(kTrainRows * kCols);
+  for (double& value : features) value = uniform(random);
+  std::vector<float> labels(kTrainRows);
+  for (int i = 0; i < kTrainRows; ++i) labels[i] = static_cast<float>(features[static_cast<size_t>(i) * kCols] + uniform(random));
+  BoosterHandle trained = test_models::Train(features, labels, kCols, "verbose=-1",
+      "objective=regression num_leaves=4 min_data_in_leaf=5 learning_rate=0.001 verbose=-1 num_threads=1", kTrees);
+  const std::string text = test_models::ModelText(trained);
+  LGBM_BoosterFree(trained);
+  const Booster reference = Booster::FromModelText(text);
+  std::vector<double> expected(kRows);
+  reference.Predict(features.data(), kRows, kCols, PredictKind::kPrediction, IterationRange{}, 1, expected.data(), kRows);
+  const GridPoints grid{kPoints, {2}, features.data()};  // feature 2 takes each base row's kPoints values
+
+  for (const engine::Layout layout : {engine::Layout::kQuickScorer, engine::Layout::kNodeWalk}) {
+    SCOPED_TRACE(layout == engine::Layout::kQuickScorer ? "quickscorer" : "node walk");
+    const EnginePredictor model = EnginePredictor::FromModelText(text, layout);
+    const memory::Shares shares = model.scorer().WorkingShares();
+    EXPECT_EQ(model.WorkingBytes(), shares.total());
+    EXPECT_GT(shares.scratch, memory::kScratchBytes) << "the model fits the scratch share: the test shows nothing";
+    std::vector<double> out(static_cast<size_t>(kRows) * (kTrees + kCols + 1) * kPoints);
+    const auto capacity = static_cast<int64_t>(out.size());
+    model.Predict(features.data(), 8, kCols, PredictKind::kContrib, IterationRange{}, 1, out.data(), capacity);  // builds the tables
+    const auto peak_of = [&](const auto& call) {
+      memory::TakeThreadPeak();
+      const int64_t before = memory::Read().total();
+      call();
+      return memory::TakeThreadPeak() - before;
+    };
+    // The engine reads these rows in place: no call copies them.
+    for (const PredictKind kind : {PredictKind::kPrediction, PredictKind::kLeaf}) {
+      EXPECT_LE(peak_of([&] { model.Predict(features.data(), kRows, kCols, kind, IterationRange{}, 1, out.data(), capacity); }),
+                shares.scratch) << "kind " << static_cast<int>(kind);
+    }
+    EXPECT_LE(peak_of([&] {
+      model.PredictGrid(features.data(), kRows, kCols, grid, PredictKind::kRaw, IterationRange{}, 1, out.data(), capacity);
+    }), shares.scratch) << "grid";
+    EXPECT_LE(peak_of([&] {
+      model.Predict(features.data(), kRows, kCols, PredictKind::kContrib, IterationRange{}, 1, out.data(), capacity);
+    }), shares.scratch + shares.shap) << "contributions";
+    model.Predict(features.data(), kRows, kCols, PredictKind::kPrediction, IterationRange{}, 1, out.data(), capacity);
+    for (int r = 0; r < kRows; ++r) ASSERT_EQ(Bits(out[static_cast<size_t>(r)]), Bits(expected[static_cast<size_t>(r)])) << "row " << r;
+  }
+}
+
+// A tree of thousands of leaves needs more TreeSHAP scratch per pass than the scratch share (a
+// pattern, position and slot per node or leaf and pass row), and its replayed leaves' addends for
+// one pass outgrow half the memo's room: WorkingShares counts both, and the call holds no more.
+TEST(MemoryAccount, HugeTreeContributionsStayWithinTheModelsShares) {
+  constexpr int kTrainRows = 12000, kCols = 10, kRows = 64;
+  std::mt19937_64 random(13);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<double> features(kTrainRows * kCols);
+  for (double& value : features) value = uniform(random);
+  std::vector<float> labels(kTrainRows);
+  for (int i = 0; i < kTrainRows; ++i) {
+    const double* row = features.data() + static_cast<size_t>(i) * kCols;
+    labels[i] = static_cast<float>(row[0] * row[1] + row[2] + uniform(random));
+  }
+  BoosterHandle trained = test_models::Train(features, labels, kCols, "verbose=-1",
+      "objective=regression num_leaves=4000 min_data_in_leaf=2 verbose=-1 num_threads=1", 1);
+  const std::string text = test_models::ModelText(trained);
+  LGBM_BoosterFree(trained);
+  const EnginePredictor model = EnginePredictor::FromModelText(text);
+  const Booster reference = Booster::FromModelText(text);
+  const memory::Shares shares = model.scorer().WorkingShares();
+  EXPECT_GT(shares.scratch, memory::kScratchBytes) << "the tree fits the scratch share: the test shows nothing";
+  EXPECT_GT(shares.shap, memory::kShapBytes) << "a pass's addends fit the memo: the test shows nothing";
+
+  const size_t outputs = static_cast<size_t>(kRows) * (kCols + 1);
+  std::vector<double> expected(outputs), got(outputs);
+  reference.Predict(features.data(), kRows, kCols, PredictKind::kContrib, IterationRange{}, 1, expected.data(),
+                    static_cast<int64_t>(outputs));
+  model.Predict(features.data(), 8, kCols, PredictKind::kContrib, IterationRange{}, 1, got.data(),
+                static_cast<int64_t>(outputs));  // builds the tables, which the model keeps
+  memory::TakeThreadPeak();
+  const int64_t before = memory::Read().total();
+  model.Predict(features.data(), kRows, kCols, PredictKind::kContrib, IterationRange{}, 1, got.data(),
+                static_cast<int64_t>(outputs));
+  EXPECT_LE(memory::TakeThreadPeak() - before, shares.scratch + shares.shap);
   for (size_t i = 0; i < outputs; ++i) ASSERT_EQ(Bits(got[i]), Bits(expected[i])) << "output " << i;
 }
 

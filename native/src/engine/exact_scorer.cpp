@@ -300,15 +300,10 @@ void ExactScorer::PredictContrib(const FeatureBatch& rows, IterationRange iterat
   // from memory once per block. The block is kept feature by feature, so a tree reads (and adds
   // to) only its own features' runs. On bench/'s 300-tree model 2,000 rows so ran 10% faster
   // than 512 kept row by row; a run of 2,048 rows would put every feature in the same cache set.
-  // Blocks of values and contributions stay within memory::kShapBlockMostBytes (1,300 rows of a
-  // 200-feature model), and the memo of replayed leaves gets the rest of TreeSHAP's share of the
-  // task slot's working memory (memory/working_memory.h).
-  const int64_t row_bytes = (per_row + num_features) * static_cast<int64_t>(sizeof(double));
-  const int block_rows = static_cast<int>(std::max<int64_t>(64, std::min<int64_t>(2000, memory::kShapBlockMostBytes / row_bytes)));
+  const int block_rows = ContribBlockRows();
   std::vector<double> values(static_cast<size_t>(block_rows) * static_cast<size_t>(num_features));
   TreeShap::Scratch scratch;
-  scratch.memo = AddendMemo(static_cast<size_t>(std::max(memory::kShapBytes - block_rows * row_bytes,
-                                                         static_cast<int64_t>(AddendMemo::kDefaultBytes))));
+  scratch.memo = AddendMemo(static_cast<size_t>(ContribMemoBytes(block_rows)));
   for (int64_t r0 = 0; r0 < rows.num_rows; r0 += block_rows) {
     const int n = static_cast<int>(std::min<int64_t>(block_rows, rows.num_rows - r0));
     for (int32_t f = 0; f < num_features; ++f) {
@@ -319,6 +314,53 @@ void ExactScorer::PredictContrib(const FeatureBatch& rows, IterationRange iterat
     shap_->Explain(values.data(), n, static_cast<size_t>(first) * per_iteration, static_cast<size_t>(count) * per_iteration,
                    &scratch, out + r0 * per_row);
   }
+}
+
+int64_t ExactScorer::ContribRowBytes() const {
+  return (ContribOutputsPerRow() + forest_->num_features) * static_cast<int64_t>(sizeof(double));
+}
+
+int ExactScorer::ContribBlockRows() const {
+  // Blocks of values and contributions stay within memory::kShapBlockMostBytes (1,300 rows of a
+  // 200-feature model), and at least 64 rows, which a model of thousands of features per class
+  // exceeds (WorkingShares counts it).
+  return static_cast<int>(std::max<int64_t>(64, std::min<int64_t>(2000, memory::kShapBlockMostBytes / ContribRowBytes())));
+}
+
+int64_t ExactScorer::ContribMemoBytes(int block_rows) const {
+  // The memo of replayed leaves gets the rest of TreeSHAP's share of the slot's working memory.
+  return std::max(memory::kShapBytes - block_rows * ContribRowBytes(), static_cast<int64_t>(AddendMemo::kDefaultBytes));
+}
+
+memory::Shares ExactScorer::WorkingShares() const {
+  constexpr auto kDouble = static_cast<int64_t>(sizeof(double));
+  const auto features = static_cast<int64_t>(forest_->num_features);
+  const auto trees = static_cast<int64_t>(forest_->trees.size());
+  // A copy takes at least one row (RowsPerCopy).
+  const int64_t copy = std::max(memory::kCopyBytes, features * kDouble);
+  // The engine's scratch is most for a grid (PredictGridRaw): a block of rows, its feature lists,
+  // and per tree a value per block row, its index in one of two growing lists (up to three times
+  // its size while one grows), and QuickScorer's base and point sets or the walk's leaf per block
+  // row. A few kilobytes more cover the allocations' headers and small vectors.
+  constexpr int64_t kSmallBytes = 4096;
+  const int64_t per_tree = kBlockRows * kDouble + 3 * static_cast<int64_t>(sizeof(size_t)) +
+                           (quick_ ? 2 * quick_->SetBytesPerTree() : kBlockRows * static_cast<int64_t>(sizeof(int)));
+  const int64_t block = features * (kBlockRows * kDouble + static_cast<int64_t>(sizeof(int)));
+  const TreeShap::ScratchNeeds shap_needs = shap_->MostScratchNeeds();
+  const int64_t scratch = std::max(block + trees * per_tree, shap_needs.pass_bytes) + kSmallBytes;
+  // TreeSHAP's block and memo: the memo holds its room, and where one pass's replayed addends
+  // may outgrow the part its values get (more than half), their storage as well while the
+  // room's is given back (AddendMemo::Reserve).
+  const int block_rows = ContribBlockRows();
+  const int64_t memo_room = ContribMemoBytes(block_rows);
+  const int64_t pass_addends = shap_needs.pass_addends * kDouble;
+  const int64_t memo = pass_addends <= memo_room / 2 ? memo_room : memo_room + pass_addends;
+  const int64_t shap = block_rows * ContribRowBytes() + memo;
+  memory::Shares shares;
+  shares.copy = copy;
+  shares.scratch = std::max(memory::kScratchBytes, scratch);
+  shares.shap = std::max(memory::kShapBytes, shap);
+  return shares;
 }
 
 void ExactScorer::PredictGridRaw(const FeatureBatch& rows, const GridPoints& grid, IterationRange iterations,

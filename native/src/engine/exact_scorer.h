@@ -11,6 +11,7 @@
 
 #include "rows/feature_batch.h"
 #include "block.h"
+#include "memory/working_memory.h"
 #include "model/forest.h"
 #include "node_walker.h"
 #include "quick_scorer.h"
@@ -61,6 +62,12 @@ class ExactScorer {
   // Bytes built since the scorer was: its TreeSHAP tables, once contributions were asked.
   int64_t built_bytes() const { return shap_->built_bytes(); }
 
+  // The most native memory one call on one thread holds that does not grow with its rows: each
+  // share of a task slot's working memory (memory/working_memory.h) as this model needs it, or
+  // the share where that is more. Past TaskWorkingMemoryBytes only for models the shares do not
+  // fit: thousands of trees, trees of thousands of leaves, or thousands of features per class.
+  memory::Shares WorkingShares() const;
+
   // The [first, first + count) iterations a request uses, clamped as LightGBM clamps them.
   void Range(IterationRange iterations, int* first, int* count) const;
   // Whether a request's iterations are every iteration of the forest.
@@ -91,6 +98,10 @@ class ExactScorer {
 
  private:
   void ApplyOutputTransform(double* scores) const;
+  // PredictContrib's rows per block, and the room its memo gets beside them.
+  int64_t ContribRowBytes() const;
+  int ContribBlockRows() const;
+  int64_t ContribMemoBytes(int block_rows) const;
   // PredictRaw, or AddRaw where from_out: each sum starts at out's value instead of 0.0.
   void SumRaw(const FeatureBatch& rows, const int32_t* picked, int64_t num_rows, IterationRange iterations, bool from_out,
               double* out) const;

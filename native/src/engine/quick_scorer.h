@@ -40,6 +40,8 @@ class QuickScorer {
   // Scratch space for EvaluateBlock, one per thread: the leaf sets of every tree, kBlock rows
   // each, in words of leaf_set_bits().
   std::vector<uint64_t> NewScratch() const { return std::vector<uint64_t>(all_leaves_.size() * TreeWords()); }
+  // Bytes of NewScratch per tree.
+  int64_t SetBytesPerTree() const { return static_cast<int64_t>(TreeWords() * sizeof(uint64_t)); }
   // 32 where every tree has at most 32 leaves, else 64.
   int leaf_set_bits() const { return narrow_ ? 32 : 64; }
 

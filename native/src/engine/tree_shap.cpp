@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "memory/account.h"
 #include "model/decision.h"
@@ -37,6 +39,45 @@ double ExpectedValue(const model::Tree& tree) {
 
 TreeShap::TreeShap(const model::Forest& forest, size_t max_table_addends)
     : forest_(forest), max_table_addends_(std::min(max_table_addends, kMaxTableAddends)) {}
+
+TreeShap::ScratchNeeds TreeShap::MostScratchNeeds() const {
+  ScratchNeeds most;
+  for (const model::Tree& tree : forest_.trees) {
+    if (tree.num_leaves() <= 1) continue;
+    // Each leaf's depth bounds its path elements, so their sum bounds the tree's elements
+    // (TreeTables::features) and its replayed addends.
+    int64_t depth_sum = 0, max_depth = 0;
+    std::vector<std::pair<int32_t, int64_t>> below{{0, 0}};  // (node, its depth)
+    while (!below.empty()) {
+      const auto [node, depth] = below.back();
+      below.pop_back();
+      for (const int32_t child : {tree.nodes[static_cast<size_t>(node)].left, tree.nodes[static_cast<size_t>(node)].right}) {
+        if (child >= 0) {
+          below.push_back({child, depth + 1});
+        } else {
+          depth_sum += depth + 1;
+          max_depth = std::max(max_depth, depth + 1);
+        }
+      }
+    }
+    const auto leaves = static_cast<int64_t>(tree.num_leaves());
+    const auto nodes = static_cast<int64_t>(tree.nodes.size());
+    const auto pass = static_cast<int64_t>(kPassRows);
+    const int64_t levels = max_depth + 1;
+    const int64_t bytes = (nodes + leaves) * pass * static_cast<int64_t>(sizeof(uint64_t) + sizeof(int32_t)) +  // pattern, position
+                          nodes * pass * static_cast<int64_t>(sizeof(uint8_t)) +                                 // goes_left
+                          leaves * pass * static_cast<int64_t>(sizeof(Scratch::Slot)) +                          // slots
+                          depth_sum * static_cast<int64_t>(sizeof(size_t)) +                                     // offsets
+                          (nodes + leaves) * static_cast<int64_t>(sizeof(uint32_t)) +                            // stamps
+                          levels * (levels + 1) / 2 * static_cast<int64_t>(sizeof(ShapPathElement)) +            // path
+                          (2 * levels) * static_cast<int64_t>(sizeof(Scratch::Descent)) +                        // descents
+                          4 * levels * static_cast<int64_t>(sizeof(double));                                     // sums
+    // Vectors that grow by resizing may hold up to twice what they were asked for.
+    most.pass_bytes = std::max(most.pass_bytes, 2 * bytes);
+    most.pass_addends = std::max(most.pass_addends, pass * depth_sum);
+  }
+  return most;
+}
 
 int64_t TreeShap::OutputsPerRow() const {
   return static_cast<int64_t>(forest_.num_classes) * (forest_.num_features + 1);

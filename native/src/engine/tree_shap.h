@@ -55,6 +55,17 @@ class TreeShap {
   // Bytes the tables hold: 0 until built.
   int64_t built_bytes() const { return built_bytes_.load(std::memory_order_relaxed); }
 
+  // What explaining a block holds beside its rows' values and contributions, for the forest's
+  // largest tree: Scratch's per-pass arrays (a pass's decisions, patterns, positions and slots;
+  // a replaying row's paths), and the addends one pass's replayed leaves need at once, which the
+  // memo holds even where they outgrow its room. From the trees alone, without the tables, so
+  // that a model is charged for them before its first contributions.
+  struct ScratchNeeds {
+    int64_t pass_bytes = 0;
+    int64_t pass_addends = 0;
+  };
+  ScratchNeeds MostScratchNeeds() const;
+
   // What one caller reuses from row to row.
   struct Scratch {
     // For each of a pass's rows, per node of the current tree and then per leaf: its edges' hot

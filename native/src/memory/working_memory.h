@@ -23,4 +23,13 @@ constexpr int64_t kShapBytes = wire::kTaskWorkingMemoryBytes - kCopyBytes - kScr
 constexpr int64_t kShapBlockMostBytes = kShapBytes / 3 * 2;
 static_assert(kShapBytes >= (int64_t{3} << 20), "TaskWorkingMemoryBytes leaves TreeSHAP too little");
 
+// What one call on one thread holds of each share at most: the shares themselves, or more where
+// a model needs more (engine::ExactScorer::WorkingShares).
+struct Shares {
+  int64_t copy = kCopyBytes;
+  int64_t scratch = kScratchBytes;
+  int64_t shap = kShapBytes;
+  int64_t total() const { return copy + scratch + shap; }
+};
+
 }  // namespace treescore::memory
