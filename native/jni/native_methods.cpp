@@ -102,6 +102,11 @@ jlong ModelHeldBytes(JNIEnv* env, jclass, jlong handle) {
   });
 }
 
+// The most working memory one call with the model holds per thread.
+jlong ModelWorkingBytes(JNIEnv* env, jclass, jlong handle) {
+  return Guarded<jlong>(env, 0, [&] { return static_cast<jlong>(Models().Get(handle)->WorkingBytes()); });
+}
+
 jint NumFeatures(JNIEnv* env, jclass, jlong handle) {
   return Guarded<jint>(env, 0, [&] { return Models().Get(handle)->num_features(); });
 }
@@ -331,6 +336,7 @@ const JNINativeMethod kMethods[] = {
     {const_cast<char*>("loadModel"), const_cast<char*>("([BIJ)J"), reinterpret_cast<void*>(&LoadModel)},
     {const_cast<char*>("releaseModel"), const_cast<char*>("(J)V"), reinterpret_cast<void*>(&ReleaseModel)},
     {const_cast<char*>("modelHeldBytes"), const_cast<char*>("(J)J"), reinterpret_cast<void*>(&ModelHeldBytes)},
+    {const_cast<char*>("modelWorkingBytes"), const_cast<char*>("(J)J"), reinterpret_cast<void*>(&ModelWorkingBytes)},
     {const_cast<char*>("numFeatures"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumFeatures)},
     {const_cast<char*>("numClasses"), const_cast<char*>("(J)I"), reinterpret_cast<void*>(&NumClasses)},
     {const_cast<char*>("outputsPerRow"), const_cast<char*>("(JIII)J"), reinterpret_cast<void*>(&OutputsPerRow)},

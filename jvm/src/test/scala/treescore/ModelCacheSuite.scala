@@ -4,18 +4,31 @@ import java.util.concurrent.{Callable, Executors}
 
 import scala.jdk.CollectionConverters._
 
+import org.apache.spark.{SparkConf, SparkEnv}
 import org.scalatest.funsuite.AnyFunSuite
 
 import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
-import treescore.nativelib.{FeatureColumns, ModelCache, NativeModel, OffHeapDoubles}
+import treescore.nativelib.{CacheBudget, FeatureColumns, ModelCache, NativeModel, OffHeapDoubles}
 import treescore.nativelib.NativeMethods
 
 /** The executor cache under concurrency and a budget too small to hold its models. */
 class ModelCacheSuite extends AnyFunSuite {
 
-  private def fixture(name: String): TreeModel = {
+  private def fixtureText(name: String): String = {
     val source = scala.io.Source.fromResource(s"fixtures/$name.txt")
-    try TreeModel.fromString(source.mkString) finally source.close()
+    try source.mkString finally source.close()
+  }
+
+  private def fixture(name: String): TreeModel = TreeModel.fromString(fixtureText(name))
+
+  /** The regression fixture's trees `copies` times over, numbered anew (without tree_sizes, which is optional). */
+  private def repeatedTrees(copies: Int): TreeModel = {
+    val text = fixtureText("regression")
+    val (first, end) = (text.indexOf("Tree="), text.indexOf("end of trees"))
+    val header = text.substring(0, first).linesIterator.filterNot(_.startsWith("tree_sizes=")).mkString("", "\n", "\n\n")
+    val trees = text.substring(first, end).split("(?m)^(?=Tree=)").toSeq
+    val body = Seq.fill(copies)(trees).flatten.zipWithIndex.map { case (tree, i) => tree.replaceFirst("^Tree=\\d+", s"Tree=$i") }
+    TreeModel.fromString(header + body.mkString + text.substring(end))
   }
 
   private lazy val models = Seq(fixture("regression"), fixture("binary"))
@@ -253,6 +266,29 @@ class ModelCacheSuite extends AnyFunSuite {
     ModelCache.setMaxBytesForTesting(Some(ModelCache.loadedBytes - 1))
     try assert(ModelCache.loadedCount == 1, "over budget, the least recently used idle model is freed")
     finally ModelCache.setMaxBytesForTesting(None)
+  }
+
+  test("a model whose calls need more than a slot's working allowance is charged the rest for every task slot") {
+    ModelCache.clear()
+    for (engine <- Seq(Engine.Treescore, Engine.LightGbm)) {
+      val lease = ModelCache.acquire(models.head, IterationRange.All, engine, PredictKind.Prediction)
+      try assert(lease.model.workingBytes == CacheBudget.WorkingReserveBytes, s"an ordinary model on $engine")
+      finally lease.close()
+    }
+    val model = repeatedTrees(200) // 6,000 trees: a leaf set and a value per tree and block row outgrow the scratch share
+    val rng = new scala.util.Random(5)
+    val rows = Array.fill(40)(Array.fill(6)(rng.nextGaussian()))
+    ModelCache.clear()
+    assert(scoreAll(model, IterationRange.All, rows, Engine.Treescore) == scoreAll(model, IterationRange.All, rows, Engine.LightGbm))
+    val lease = ModelCache.acquire(model, IterationRange.All, Engine.Treescore, PredictKind.Prediction)
+    try {
+      val beyond = lease.model.workingBytes - CacheBudget.WorkingReserveBytes
+      assert(beyond > 0, s"${lease.model.workingBytes} bytes fit the allowance: the test shows nothing")
+      val conf = Option(SparkEnv.get).map(_.conf).getOrElse(new SparkConf(false).setMaster("local"))
+      val slots = CacheBudget.of(conf).taskSlots
+      assert(ModelCache.loadedBytes == ModelCache.heldBytes + slots * beyond,
+        s"$slots task slots' calls may each need $beyond bytes beyond the allowance")
+    } finally lease.close()
   }
 
   test("under a small budget, TreeSHAP tables keep what the load leaves and other leaves replay: same bits") {

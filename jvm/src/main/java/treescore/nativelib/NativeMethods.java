@@ -35,6 +35,12 @@ public final class NativeMethods {
    */
   public static native long modelHeldBytes(long handle);
 
+  /**
+   * The most native working memory one call with the model holds per thread, beside its
+   * batch's buffers: WireLimits.TaskWorkingMemoryBytes, or more for a model that needs more.
+   */
+  public static native long modelWorkingBytes(long handle);
+
   /** The number of features the model expects per row. */
   public static native int numFeatures(long handle);
 

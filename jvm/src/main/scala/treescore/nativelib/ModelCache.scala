@@ -47,6 +47,10 @@ object ModelCache {
     @volatile private var loadBytes = 0L
     @volatile private var reserved = 0L // admitted for the load, until it is done
     @volatile private var tablesEstimate = 0L // once contributions are asked of treescore's engine
+    // What the task slots' calls need beyond their working allowance, known once loaded, and
+    // charged once admitted.
+    @volatile private var working = 0L
+    @volatile private var workingAdmitted = false
 
     /** Loads on first use, once; other callers wait on this entry only, not the cache. */
     def loaded(model: TreeModel): (NativeModel, Long) = synchronized {
@@ -55,25 +59,31 @@ object ModelCache {
         val loadedModel = NativeModel.load(model, key.range, key.engine, tableAddends)
         val loadNanos = System.nanoTime() - start
         loadBytes = loadedModel.heldBytes
+        working = workingBeyondAllowance(loadedModel, currentBudget)
         native = loadedModel
         recharge()
         log.info(f"treescore: parsed model ${key.contentHash.take(12)} (${key.range}, ${key.engine} engine) in " +
-          f"${loadNanos / 1e6}%.1f ms, holding ${loadBytes >> 10} KiB native")
+          f"${loadNanos / 1e6}%.1f ms, holding ${loadBytes >> 10} KiB native" +
+          (if (working > 0) f", and charged ${working >> 10} KiB for its calls' working memory" else ""))
         (native, loadNanos)
       } else (native, 0L)
     }
 
-    /** What this entry must be charged before a call of `kind` may use it. */
+    /**
+     * What this entry must be charged before a call of `kind` may use it: before the load, its
+     * reserve; once loaded, what it holds, the room for tables, and its calls' working memory.
+     */
     def needs(model: TreeModel, kind: PredictKind): Long = {
       val tables = tablesFor(model, kind)
-      if (native != null) math.max(bytes, if (tables > 0) loadBytes + tables else 0L)
+      if (native != null) math.max(bytes, math.max(held, if (tables > 0) loadBytes + tables else 0L) + working)
       else math.max(bytes, loadReserve(model, key.range) + tables)
     }
 
-    /** Admits what [[needs]] asked for: the load's reserve, or the tables' room. */
+    /** Admits what [[needs]] asked for: the load's reserve, or once loaded the tables' room and the working memory. */
     def admit(model: TreeModel, kind: PredictKind): Unit = {
       tablesEstimate = math.max(tablesEstimate, tablesFor(model, kind))
       if (native == null) reserved = math.max(reserved, loadReserve(model, key.range) + tablesEstimate)
+      else workingAdmitted = true
       recharge()
     }
 
@@ -82,7 +92,10 @@ object ModelCache {
     /** Reads again what the model holds, which grows with what its calls build. */
     def recharge(): Unit = {
       val model = native
-      if (model != null) charged = math.max(model.heldBytes, if (tablesEstimate > 0) loadBytes + tablesEstimate else 0L)
+      if (model != null) {
+        charged = math.max(model.heldBytes, if (tablesEstimate > 0) loadBytes + tablesEstimate else 0L) +
+          (if (workingAdmitted) working else 0L)
+      }
     }
 
     /** What the model holds natively now: 0 until loaded. */
@@ -101,8 +114,18 @@ object ModelCache {
       native = null
       charged = 0L
       reserved = 0L
+      working = 0L
+      workingAdmitted = false
     }
   }
+
+  /**
+   * What the calls of `native`'s task slots may hold at once beyond the working memory the budget
+   * leaves each slot ([[CacheBudget.WorkingReserveBytes]]): nothing but for a model of thousands of
+   * trees, of trees of thousands of leaves, or of thousands of features per class.
+   */
+  private def workingBeyondAllowance(native: NativeModel, budget: CacheBudget): Long =
+    budget.taskSlots * math.max(0L, native.workingBytes - CacheBudget.WorkingReserveBytes)
 
   /**
    * What a load may hold before it is read: the engine's trees and layout take up to about 1.6
@@ -227,7 +250,9 @@ object ModelCache {
         admitted = true
       }
       val (native, loadNanos) = entry.loaded(request.model)
-      synchronized { evictOverBudget(); roomChanged() } // the load may hold less than it reserved
+      // The load may hold less than it reserved, and its calls may need working memory beyond
+      // the slots' allowance, which is admitted before any call takes it.
+      synchronized { admit(entry, request.model, request.kind, task); evictOverBudget(); roomChanged() }
       new ModelLease(native, loadNanos, () => release(entry, task, admitted = true))
     } catch {
       case e: Throwable =>

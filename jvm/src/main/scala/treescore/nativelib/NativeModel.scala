@@ -20,6 +20,13 @@ final class NativeModel private (private[treescore] val handle: Long, val range:
   /** Native bytes the model holds: what loading it kept, and what its calls built since (TreeSHAP tables). */
   def heldBytes: Long = NativeMethods.modelHeldBytes(handle)
 
+  /**
+   * The most native working memory one call with the model holds per thread beside its batch's
+   * buffers: [[WireLimits.TaskWorkingMemoryBytes]], or more for a model of thousands of trees,
+   * of trees of thousands of leaves, or of thousands of features per class.
+   */
+  val workingBytes: Long = NativeMethods.modelWorkingBytes(handle)
+
   def outputsPerRow(kind: PredictKind): Int =
     Math.toIntExact(NativeMethods.outputsPerRow(handle, kind.code, range.startIteration, range.numIterations))
 
