@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 namespace treescore {
 namespace model {
@@ -296,45 +297,60 @@ double ReadLightGbmDecimal(const std::string& text) {
 }
 
 Forest ReadLightGbmText(const std::string& model_text) {
-  std::istringstream in(model_text);
-  std::string line;
+  // Each tree is read as soon as its section ends, so that a load holds the text's fields one
+  // tree at a time beside the trees it has read, not every tree's at once.
   std::unordered_map<std::string, std::string> header;
-  std::vector<std::unordered_map<std::string, std::string>> tree_fields;  // one map per "Tree=" section
-  while (std::getline(in, line)) {
+  std::unordered_map<std::string, std::string> fields;  // the "Tree=" section being read
+  Forest forest;
+  forest.has_covers = true;
+  bool in_trees = false;
+  const auto read_header = [&] {
+    const auto header_int = [&](const std::string& key, long long fallback) {
+      const auto found = header.find(key);
+      return found == header.end() ? fallback : ParseInteger(found->second, "the header's " + key);
+    };
+    forest.num_features = static_cast<int>(header_int("max_feature_idx", -1) + 1);
+    forest.num_classes = static_cast<int>(header_int("num_class", 1));
+    forest.trees_per_iteration = static_cast<int>(header_int("num_tree_per_iteration", forest.num_classes));
+    forest.average_output = header.count("average_output") > 0;
+    forest.input_reading = InputReading::kLightGbmZeroing;
+    forest.base_score = 0.0;  // LightGBM folds its initial score into the first trees' leaves
+    if (header.count("objective")) ReadObjective(header.at("objective"), &forest);
+    if (forest.num_features <= 0 || forest.trees_per_iteration <= 0) Fail("the model text has no whole iterations of trees");
+    if (forest.num_classes < 1 || forest.trees_per_iteration != forest.num_classes) {
+      Fail("the model text's num_tree_per_iteration differs from its num_class");
+    }
+  };
+  const auto read_tree = [&] {
+    forest.trees.push_back(ReadTree(fields, forest.num_features, &forest.has_covers, "tree " + std::to_string(forest.trees.size())));
+    fields.clear();
+  };
+  for (size_t start = 0; start < model_text.size();) {
+    const size_t newline = model_text.find('\n', start);
+    const size_t stop = newline == std::string::npos ? model_text.size() : newline;
+    std::string line = model_text.substr(start, stop - start);
+    start = stop + 1;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line == "end of trees") break;
     if (line.rfind("Tree=", 0) == 0) {
-      tree_fields.emplace_back();
+      if (in_trees) {
+        read_tree();
+      } else {
+        read_header();
+        in_trees = true;
+      }
       continue;
     }
     if (line.empty()) continue;
     const auto eq = line.find('=');
     const std::string key = line.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "" : line.substr(eq + 1);
-    (tree_fields.empty() ? header : tree_fields.back())[key] = value;
+    std::string value = eq == std::string::npos ? "" : line.substr(eq + 1);
+    (in_trees ? fields : header)[key] = std::move(value);
   }
-  const auto header_int = [&](const std::string& key, long long fallback) {
-    const auto found = header.find(key);
-    return found == header.end() ? fallback : ParseInteger(found->second, "the header's " + key);
-  };
-  Forest forest;
-  forest.num_features = static_cast<int>(header_int("max_feature_idx", -1) + 1);
-  forest.num_classes = static_cast<int>(header_int("num_class", 1));
-  forest.trees_per_iteration = static_cast<int>(header_int("num_tree_per_iteration", forest.num_classes));
-  forest.average_output = header.count("average_output") > 0;
-  forest.input_reading = InputReading::kLightGbmZeroing;
-  forest.base_score = 0.0;  // LightGBM folds its initial score into the first trees' leaves
-  if (header.count("objective")) ReadObjective(header.at("objective"), &forest);
-  if (forest.num_features <= 0 || forest.trees_per_iteration <= 0 || tree_fields.empty() ||
-      tree_fields.size() % static_cast<size_t>(forest.trees_per_iteration) != 0) {
+  if (!in_trees) Fail("the model text has no whole iterations of trees");
+  read_tree();
+  if (forest.trees.size() % static_cast<size_t>(forest.trees_per_iteration) != 0) {
     Fail("the model text has no whole iterations of trees");
-  }
-  if (forest.num_classes < 1 || forest.trees_per_iteration != forest.num_classes) {
-    Fail("the model text's num_tree_per_iteration differs from its num_class");
-  }
-  forest.has_covers = true;
-  for (const auto& fields : tree_fields) {
-    forest.trees.push_back(ReadTree(fields, forest.num_features, &forest.has_covers, "tree " + std::to_string(forest.trees.size())));
   }
   forest.features_read = FeaturesRead(forest.trees, forest.num_features);
   return forest;
