@@ -15,7 +15,8 @@ import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
  * Tasks hold a [[ModelLease]] while they score. Loading happens once per key, however many
  * tasks ask at the same moment (the others wait for it). A model is charged the native bytes it
  * holds ([[NativeModel.heldBytes]]: what loading it kept, and what it built since), read after it
- * loads and whenever a lease is returned.
+ * loads and whenever a lease is returned, and for every task slot what one of its calls needs
+ * beyond the slot's working allowance ([[NativeModel.workingBytes]]; nothing for most models).
  *
  * Room is admitted before memory is taken: a load reserves [[ModelCache.loadReserve]] first, and
  * contributions on treescore's engine reserve the TreeSHAP tables the driver estimates
