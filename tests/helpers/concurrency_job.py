@@ -6,8 +6,8 @@ session's own is local[2]. The sessions, in order:
 
 - `evicting`: local[8], three queries at once from three driver threads, each over 64 partitions
   with its own nine models: six score columns and a route over three more. The cache's budget
-  holds one query's models, so tasks wait for room, and loads and evictions run while other tasks
-  score.
+  holds one query's models loaded and the reserve of a load, so tasks wait for room, and loads and
+  evictions run while other tasks score.
 - `shared`: local[8], the default budget, one model over 64 partitions: eight tasks at a time
   share one native model.
 - `single`: local[1], the reference: one task at a time, each query in turn.
@@ -72,12 +72,21 @@ def main(folder: str, out: str) -> None:
     cache = jvm.treescore.nativelib.ModelCache
     report["live_models_before"] = jvm.treescore.nativelib.NativeMethods.liveModelCount()
     groups = model_groups(folder, model_files)
-    reserve = [sum(cache.loadReserve(m._java_model, jvm.treescore.model.IterationRange.All()) for m in group)
-               for group in groups]
-    report["budget"] = max(reserve)
+    rows = spark.read.parquet(os.path.join(folder, "rows.parquet")).withColumn("key", F.col("id") % 3)
+    # A budget that holds one query's models: what its nine hold once loaded (each group scored
+    # once on a few rows, nothing evicted yet) and room to load the largest of them beside those.
+    # The models are freed again before the queries, which then load and evict while they score.
+    budget = 0
+    for group in groups:
+        before = cache.loadedBytes()
+        rows.limit(16).select(*columns(group)).collect()
+        held = cache.loadedBytes() - before
+        most_reserve = max(cache.loadReserve(m._java_model, jvm.treescore.model.IterationRange.All()) for m in group)
+        budget = max(budget, held + most_reserve)
+    cache.clear()
+    report["budget"] = budget
     cache.setMaxBytesForTesting(report["budget"])
     report["evictions_before"] = cache.evictions()
-    rows = spark.read.parquet(os.path.join(folder, "rows.parquet")).withColumn("key", F.col("id") % 3)
     queries = [rows.repartition(PARTITIONS).select("id", *columns(group)) for group in groups]
     with ThreadPoolExecutor(len(groups)) as pool:  # three jobs at once, each with its own models
         results = list(pool.map(lambda query: collect(query, names), queries))

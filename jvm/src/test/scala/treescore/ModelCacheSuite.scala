@@ -8,7 +8,7 @@ import org.apache.spark.{SparkConf, SparkEnv}
 import org.scalatest.funsuite.AnyFunSuite
 
 import treescore.model.{Engine, IterationRange, PredictKind, TreeModel}
-import treescore.nativelib.{CacheBudget, FeatureColumns, ModelCache, NativeModel, OffHeapDoubles}
+import treescore.nativelib.{CacheBudget, FeatureColumns, ModelCache, NativeMemory, NativeModel, OffHeapDoubles}
 import treescore.nativelib.NativeMethods
 
 /** The executor cache under concurrency and a budget too small to hold its models. */
@@ -21,9 +21,9 @@ class ModelCacheSuite extends AnyFunSuite {
 
   private def fixture(name: String): TreeModel = TreeModel.fromString(fixtureText(name))
 
-  /** The regression fixture's trees `copies` times over, numbered anew (without tree_sizes, which is optional). */
-  private def repeatedTrees(copies: Int): TreeModel = {
-    val text = fixtureText("regression")
+  /** A fixture's trees `copies` times over, numbered anew (without tree_sizes, which is optional). */
+  private def repeatedTrees(copies: Int, name: String = "regression"): TreeModel = {
+    val text = fixtureText(name)
     val (first, end) = (text.indexOf("Tree="), text.indexOf("end of trees"))
     val header = text.substring(0, first).linesIterator.filterNot(_.startsWith("tree_sizes=")).mkString("", "\n", "\n\n")
     val trees = text.substring(first, end).split("(?m)^(?=Tree=)").toSeq
@@ -133,13 +133,20 @@ class ModelCacheSuite extends AnyFunSuite {
     } finally ModelCache.setMaxBytesForTesting(None)
   }
 
-  test("a load holds no more than the room reserved for it, in either engine and over any iteration range") {
-    for (model <- models :+ fixture("linear"); range <- ranges; engine <- Seq(Engine.Treescore, Engine.LightGbm)) {
+  test("a load holds no more than the room reserved for it, while it loads and after, in either engine and over any range") {
+    // The stumps' trees are a few hundred bytes of text each, less than LightGBM keeps of each.
+    val stumps = repeatedTrees(20, "stumps")
+    for (model <- models :+ fixture("linear") :+ stumps; range <- ranges; engine <- Seq(Engine.Treescore, Engine.LightGbm)) {
       ModelCache.clear()
+      NativeMethods.takeThreadPeak()
+      val before = NativeMemory.held().total
       val lease = ModelCache.acquire(model, range, engine, PredictKind.Prediction)
       try {
+        val peak = NativeMethods.takeThreadPeak() - before
         val held = lease.model.heldBytes
-        assert(held > 0 && held <= ModelCache.loadReserve(model, range), s"$model, $range, $engine: $held bytes")
+        val reserve = ModelCache.loadReserve(model, range)
+        assert(held > 0 && held <= reserve, s"$model, $range, $engine: $held bytes")
+        assert(peak <= reserve, s"$model, $range, $engine: the load held $peak bytes at once")
       } finally lease.close()
     }
   }

@@ -129,14 +129,18 @@ object ModelCache {
     budget.taskSlots * math.max(0L, native.workingBytes - CacheBudget.WorkingReserveBytes)
 
   /**
-   * What a load may hold before it is read: the engine's trees and layout take up to about 1.6
-   * times the model text, an iteration range keeps its trees a second time, and LightGBM keeps
-   * less (docs/tuning.md, "Sizing native memory"). ModelCacheSuite checks it against each engine.
+   * The most a load may hold, while it loads and after: the native copy of the text, and beside it
+   * the engine's trees and layout (up to about 1.6 times the text) or LightGBM's (about 0.7 times
+   * the text and up to 1 KiB per tree: its trees' many small arrays outweigh the text of a tree of
+   * a few leaves); an iteration range keeps its trees a second time (docs/tuning.md, "Sizing
+   * native memory"). ModelCacheSuite checks it against each engine's peak.
    */
   def loadReserve(model: TreeModel, range: IterationRange): Long = {
     val text = model.text.length.toLong
-    (if (range == IterationRange.All) 2 * text else 3 * text) + LoadReserveFloorBytes
+    (if (range == IterationRange.All) 3 * text else 4 * text) + model.numTrees * LoadReservePerTreeBytes +
+      LoadReserveFloorBytes
   }
+  private val LoadReservePerTreeBytes = 1L << 10
   private val LoadReserveFloorBytes = 64L << 10
 
   /**
