@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import treescore
-from conftest import FEATURE_NAMES, assert_same_bits, collect, few_on_older_lines, market_frame, plan_of, train
+from conftest import FEATURE_NAMES, assert_same_bits, collect, market_frame, plan_of, train
 from test_model_shapes import NUMERIC, SINGLE_OUTPUT_SHAPES, scoring_rows
 from test_model_shapes import train as shape_booster
 
@@ -187,7 +187,7 @@ def wide_categorical():
     return shape_booster("categorical_1000")
 
 
-@pytest.mark.parametrize("name", few_on_older_lines(SINGLE_OUTPUT_SHAPES, kept=["regression", "binary", "categorical_200"]))
+@pytest.mark.parametrize("name", SINGLE_OUTPUT_SHAPES)
 def test_every_objective_and_boosting_on_hostile_values_with_a_wide_categorical(spark, name, wide_categorical, engine):
     """Each single-output shape of test_model_shapes (every objective, rf, dart, goss, deep trees,
     categoricals), raw, summed with a 1,000-code categorical regression, over that test's rows:
