@@ -10,16 +10,14 @@
 namespace treescore {
 
 int32_t RowsPerCopy(int32_t num_cols) {
-  constexpr int64_t kCopyBytes = memory::kCopyBytes;
   const int64_t row_bytes = static_cast<int64_t>(num_cols < 1 ? 1 : num_cols) * static_cast<int64_t>(sizeof(double));
-  return static_cast<int32_t>(kCopyBytes / row_bytes < 1 ? 1 : kCopyBytes / row_bytes);
+  return static_cast<int32_t>(memory::CopyBytes(num_cols) / row_bytes);
 }
 
 int64_t Predictor::WorkingBytes() const {
-  // Only the copies are treescore's where LightGBM scores: at least a row each (RowsPerCopy).
-  const int64_t row_bytes = static_cast<int64_t>(num_features()) * static_cast<int64_t>(sizeof(double));
+  // Only the copies are treescore's where LightGBM scores.
   memory::Shares shares;
-  shares.copy = std::max(memory::kCopyBytes, row_bytes);
+  shares.copy = memory::CopyBytes(num_features());
   return shares.total();
 }
 

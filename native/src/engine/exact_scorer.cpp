@@ -336,8 +336,7 @@ memory::Shares ExactScorer::WorkingShares() const {
   constexpr auto kDouble = static_cast<int64_t>(sizeof(double));
   const auto features = static_cast<int64_t>(forest_->num_features);
   const auto trees = static_cast<int64_t>(forest_->trees.size());
-  // A copy takes at least one row (RowsPerCopy).
-  const int64_t copy = std::max(memory::kCopyBytes, features * kDouble);
+  const int64_t copy = memory::CopyBytes(features);
   // The engine's scratch is most for a grid (PredictGridRaw): a block of rows, its feature lists,
   // and per tree a value per block row, its index in one of two growing lists (up to three times
   // its size while one grows), and QuickScorer's base and point sets or the walk's leaf per block

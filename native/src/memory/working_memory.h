@@ -13,6 +13,12 @@ namespace treescore::memory {
 // The rows a predictor copies where it cannot read a batch in place (predictor.h, RowsPerCopy),
 // and a program's part of a model's rows and outputs (program.cpp): about this much at a time.
 constexpr int64_t kCopyBytes = int64_t{1} << 20;
+// What a copy of rows of num_cols doubles holds at most: kCopyBytes, or one row where a row is
+// larger, as a copy takes at least one (predictor.h, RowsPerCopy).
+constexpr int64_t CopyBytes(int64_t num_cols) {
+  const int64_t row_bytes = (num_cols < 1 ? 1 : num_cols) * static_cast<int64_t>(sizeof(double));
+  return row_bytes > kCopyBytes ? row_bytes : kCopyBytes;
+}
 // Left to the engine's scratch: a block of rows, and per tree a leaf or value per block row, or
 // TreeSHAP's per-pass slots.
 constexpr int64_t kScratchBytes = int64_t{1} << 20;
