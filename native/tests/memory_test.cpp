@@ -8,6 +8,7 @@
 #include <memory>
 #include <new>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -32,6 +33,30 @@ uint64_t Bits(double value) {
   uint64_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   return bits;
+}
+
+// A regression model trained on `rows` rows of `cols` features drawn uniformly from [-1, 1), each
+// labelled `label(row)` plus noise of the same range; `shape` sets the trees' size.
+struct Trained {
+  std::vector<double> features;  // row-major
+  std::string text;
+};
+template <typename Label>
+Trained TrainRegression(int rows, int cols, uint64_t seed, Label label, const std::string& shape, int iterations) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  Trained trained{std::vector<double>(static_cast<size_t>(rows) * cols), {}};
+  for (double& value : trained.features) value = uniform(random);
+  std::vector<float> labels(static_cast<size_t>(rows));
+  for (int i = 0; i < rows; ++i) {
+    labels[static_cast<size_t>(i)] =
+        static_cast<float>(label(trained.features.data() + static_cast<size_t>(i) * cols) + uniform(random));
+  }
+  BoosterHandle booster = test_models::Train(trained.features, labels, cols, "verbose=-1",
+                                             "objective=regression verbose=-1 num_threads=1 " + shape, iterations);
+  trained.text = test_models::ModelText(booster);
+  LGBM_BoosterFree(booster);
+  return trained;
 }
 
 TEST(MemoryAccount, ChargesTheScopesKindAndGivesBackToItOnAnyThread) {
@@ -229,19 +254,10 @@ TEST(MemoryAccount, LightGbmsRowCopiesDoNotGrowWithTheBatch) {
 // a block of rows, the memo and per-pass scratch. The bits stay LightGBM's.
 TEST(MemoryAccount, DeepTreesContributionsStayWithinTheirShareOfTheSlot) {
   constexpr int kTrainRows = 8000, kCols = 20, kRows = 6000;
-  std::mt19937_64 random(7);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  std::vector<double> features(kTrainRows * kCols);
-  for (double& value : features) value = uniform(random);
-  std::vector<float> labels(kTrainRows);
-  for (int i = 0; i < kTrainRows; ++i) {
-    const double* row = features.data() + static_cast<size_t>(i) * kCols;
-    labels[i] = static_cast<float>(row[0] * row[3] + row[5] + uniform(random));
-  }
-  BoosterHandle trained = test_models::Train(features, labels, kCols, "verbose=-1",
-      "objective=regression num_leaves=255 min_data_in_leaf=5 verbose=-1 num_threads=1", 12);
-  const std::string text = test_models::ModelText(trained);
-  LGBM_BoosterFree(trained);
+  const Trained trained = TrainRegression(kTrainRows, kCols, 7, [](const double* row) { return row[0] * row[3] + row[5]; },
+                                          "num_leaves=255 min_data_in_leaf=5", 12);
+  const std::vector<double>& features = trained.features;
+  const std::string& text = trained.text;
   const EnginePredictor model = EnginePredictor::FromModelText(text);
   const Booster reference = Booster::FromModelText(text);
   ASSERT_GT(model.scorer().ShapTableStats().replayed_leaves, 0) << "no leaf replays its path";
@@ -266,16 +282,10 @@ TEST(MemoryAccount, DeepTreesContributionsStayWithinTheirShareOfTheSlot) {
 // no call on either layout holds more.
 TEST(MemoryAccount, ManyTreesCallsStayWithinTheModelsWorkingBytes) {
   constexpr int kTrainRows = 1000, kCols = 8, kRows = 100, kTrees = 6000, kPoints = 3;
-  std::mt19937_64 random(11);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  std::vector<double> features(kTrainRows * kCols);
-  for (double& value : features) value = uniform(random);
-  std::vector<float> labels(kTrainRows);
-  for (int i = 0; i < kTrainRows; ++i) labels[i] = static_cast<float>(features[static_cast<size_t>(i) * kCols] + uniform(random));
-  BoosterHandle trained = test_models::Train(features, labels, kCols, "verbose=-1",
-      "objective=regression num_leaves=4 min_data_in_leaf=5 learning_rate=0.001 verbose=-1 num_threads=1", kTrees);
-  const std::string text = test_models::ModelText(trained);
-  LGBM_BoosterFree(trained);
+  const Trained trained = TrainRegression(kTrainRows, kCols, 11, [](const double* row) { return row[0]; },
+                                          "num_leaves=4 min_data_in_leaf=5 learning_rate=0.001", kTrees);
+  const std::vector<double>& features = trained.features;
+  const std::string& text = trained.text;
   const Booster reference = Booster::FromModelText(text);
   std::vector<double> expected(kRows);
   reference.Predict(features.data(), kRows, kCols, PredictKind::kPrediction, IterationRange{}, 1, expected.data(), kRows);
@@ -317,19 +327,10 @@ TEST(MemoryAccount, ManyTreesCallsStayWithinTheModelsWorkingBytes) {
 // one pass outgrow half the memo's room: WorkingShares counts both, and the call holds no more.
 TEST(MemoryAccount, HugeTreeContributionsStayWithinTheModelsShares) {
   constexpr int kTrainRows = 12000, kCols = 10, kRows = 64;
-  std::mt19937_64 random(13);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  std::vector<double> features(kTrainRows * kCols);
-  for (double& value : features) value = uniform(random);
-  std::vector<float> labels(kTrainRows);
-  for (int i = 0; i < kTrainRows; ++i) {
-    const double* row = features.data() + static_cast<size_t>(i) * kCols;
-    labels[i] = static_cast<float>(row[0] * row[1] + row[2] + uniform(random));
-  }
-  BoosterHandle trained = test_models::Train(features, labels, kCols, "verbose=-1",
-      "objective=regression num_leaves=4000 min_data_in_leaf=2 verbose=-1 num_threads=1", 1);
-  const std::string text = test_models::ModelText(trained);
-  LGBM_BoosterFree(trained);
+  const Trained trained = TrainRegression(kTrainRows, kCols, 13, [](const double* row) { return row[0] * row[1] + row[2]; },
+                                          "num_leaves=4000 min_data_in_leaf=2", 1);
+  const std::vector<double>& features = trained.features;
+  const std::string& text = trained.text;
   const EnginePredictor model = EnginePredictor::FromModelText(text);
   const Booster reference = Booster::FromModelText(text);
   const memory::Shares shares = model.scorer().WorkingShares();
