@@ -53,7 +53,7 @@ object TreescoreConf {
       "memory of ensembles, routes, cascades and top-K selection, times 8 bytes. Where " +
       "`batch.rows` rows would take more, batches hold fewer rows: very wide models and contributions get smaller " +
       "batches, not more memory. The automatic model budget (`cache.maxBytes=auto`) leaves this much room per task " +
-      s"slot, and ${WireLimits.TaskWorkingMemoryBytes >> 20} MiB more for working memory that does not grow with the batch. See [tuning.md](tuning.md#sizing-native-memory). Accepts byte sizes like `64m`.", size("16m or 64m"))
+      s"slot, and ${WireLimits.TaskWorkingMemoryBytes >> 20} MiB more per core of a task (`spark.task.cpus`) for working memory that does not grow with the batch. See [tuning.md](tuning.md#sizing-native-memory). Accepts byte sizes like `64m`.", size("16m or 64m"))
 
   val NativeThreads: ConfEntry[Int] = ConfEntry("spark.treescore.native.threads", "1", "query",
     "Threads per native call of treescore's engine (LightGBM's predictor, built without OpenMP, runs on the task's thread). Spark already runs one task per core, so 1 never oversubscribes " +

@@ -292,9 +292,10 @@ class ModelCacheSuite extends AnyFunSuite {
       val beyond = lease.model.workingBytes - CacheBudget.WorkingReserveBytes
       assert(beyond > 0, s"${lease.model.workingBytes} bytes fit the allowance: the test shows nothing")
       val conf = Option(SparkEnv.get).map(_.conf).getOrElse(new SparkConf(false).setMaster("local"))
-      val slots = CacheBudget.of(conf).taskSlots
-      assert(ModelCache.loadedBytes == ModelCache.heldBytes + slots * beyond,
-        s"$slots task slots' calls may each need $beyond bytes beyond the allowance")
+      val budget = CacheBudget.of(conf)
+      val threads = budget.taskSlots * budget.threadsPerTask
+      assert(ModelCache.loadedBytes == ModelCache.heldBytes + threads * beyond,
+        s"the calls of $threads threads of task slots may each need $beyond bytes beyond the allowance")
     } finally lease.close()
   }
 

@@ -89,6 +89,12 @@ class NativeMemoryMetricsSuite extends SparkSuite {
       TreescoreConf.BatchMaxBytes.key -> "64m")
     assert(wideBatches.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 4 * ((64L << 20) + CacheBudget.WorkingReserveBytes))
 
+    // A task of two cores may run its native calls on two threads, each with its own working memory.
+    val twoCoreTasks = budget("spark.executor.memoryOverhead" -> "3g", "spark.executor.cores" -> "4", "spark.task.cpus" -> "2")
+    assert(twoCoreTasks.taskSlots == 2 && twoCoreTasks.threadsPerTask == 2)
+    assert(twoCoreTasks.maxBytes == (3072L << 20) - CacheBudget.JvmReserveBytes - 2 * ((16L << 20) + 2 * CacheBudget.WorkingReserveBytes))
+    assert(twoCoreTasks.describe.contains("2 task slots' buffers and working memory for 2 threads each"), twoCoreTasks.describe)
+
     assert(CacheBudget.of(new SparkConf(false).setMaster("local[4]")).maxBytes == CacheBudget.LocalBytes)
 
     // The driver cannot know the cores of executors whose cores are not set: it assumes one slot.

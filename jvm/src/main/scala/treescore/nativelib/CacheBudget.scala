@@ -12,8 +12,9 @@ import treescore.wire.WireLimits
  * (metaspace, code cache, thread stacks, network buffers) and each running task's native memory.
  * So under `spark.treescore.cache.maxBytes=auto` the models get what is left of the overhead after
  * [[CacheBudget.JvmReserveBytes]] for the JVM and, per task slot, `spark.treescore.batch.maxBytes`
- * (the most one task's buffers and per-row working memory hold) and
- * [[CacheBudget.WorkingReserveBytes]] (its working memory that does not grow with the batch).
+ * (the most one task's buffers and per-row working memory hold) and, for each of its task's
+ * `spark.task.cpus` threads, [[CacheBudget.WorkingReserveBytes]] (the working memory of a native
+ * call's thread, which does not grow with the batch).
  *
  * Where Spark manages off-heap execution memory (`spark.memory.offHeap.enabled`), the task buffers
  * come out of `spark.memory.offHeap.size` instead ([[org.apache.spark.sql.execution.treescore.TaskMemory]]), which
@@ -23,12 +24,18 @@ import treescore.wire.WireLimits
  * In local mode the executor is the driver's own process, which no cluster manager bounds: there
  * `auto` is [[CacheBudget.LocalBytes]].
  */
-final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSlots: Int, taskBufferBytesEach: Long,
-    configured: Option[Long], local: Boolean) {
+final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSlots: Int, threadsPerTask: Int,
+    taskBufferBytesEach: Long, configured: Option[Long], local: Boolean) {
   import CacheBudget._
 
+  /**
+   * A slot's working memory: the allowance for each thread its task's native calls may run on,
+   * one per core it holds (`spark.treescore.native.threads` up to `spark.task.cpus`).
+   */
+  val workingBytesEach: Long = threadsPerTask.toLong * WorkingReserveBytes
+
   /** What the task slots may hold at once: each its buffers and its working memory. */
-  val taskBytes: Long = taskSlots.toLong * (taskBufferBytesEach + WorkingReserveBytes)
+  val taskBytes: Long = taskSlots.toLong * (taskBufferBytesEach + workingBytesEach)
 
   /** The model cache's budget in bytes. */
   val maxBytes: Long = configured.getOrElse {
@@ -49,9 +56,10 @@ final case class CacheBudget(overheadBytes: Long, overheadSource: String, taskSl
         s"${readable(taskBytes)} for $taskSlots task slots' ${tasksHold}"
   }
 
-  private def tasksHold: String =
-    if (taskBufferBytesEach == 0) "working memory (Spark's off-heap execution memory holds their buffers)"
-    else "buffers and working memory"
+  private def tasksHold: String = {
+    val working = if (threadsPerTask > 1) s"working memory for $threadsPerTask threads each" else "working memory"
+    if (taskBufferBytesEach == 0) s"$working (Spark's off-heap execution memory holds their buffers)" else s"buffers and $working"
+  }
 
   /** The warning an executor's start gives where its overhead cannot hold what treescore needs. */
   def warning: Option[String] = {
@@ -99,7 +107,7 @@ object CacheBudget {
     val offHeapBuffers = conf.getBoolean("spark.memory.offHeap.enabled", false) &&
       conf.getSizeAsBytes("spark.memory.offHeap.size", "0") > 0
     val taskBuffers = if (offHeapBuffers) 0L else TreescoreConf.BatchMaxBytes.read(conf.getOption(TreescoreConf.BatchMaxBytes.key))
-    CacheBudget(overhead, source, taskSlots(conf, master), taskBuffers, configured, local)
+    CacheBudget(overhead, source, taskSlots(conf, master), threadsPerTask(conf), taskBuffers, configured, local)
   }
 
   /**
@@ -132,8 +140,12 @@ object CacheBudget {
       case LocalThreads(n) => n.toInt
       case _ => conf.getInt("spark.executor.cores", Runtime.getRuntime.availableProcessors())
     }
-    math.max(1, cores / math.max(1, conf.getInt("spark.task.cpus", 1)))
+    math.max(1, cores / threadsPerTask(conf))
   }
+
+  // The cores each task holds, and so the native threads its calls may run on without taking
+  // another task's core.
+  private def threadsPerTask(conf: SparkConf): Int = math.max(1, conf.getInt("spark.task.cpus", 1))
 
   /** A byte count as people read one: KiB below a MiB, MiB above. */
   private[treescore] def readable(bytes: Long): String = if (bytes < (1L << 20)) s"${bytes >> 10} KiB" else s"${bytes >> 20} MiB"

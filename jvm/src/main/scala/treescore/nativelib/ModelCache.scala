@@ -122,11 +122,11 @@ object ModelCache {
 
   /**
    * What the calls of `native`'s task slots may hold at once beyond the working memory the budget
-   * leaves each slot ([[CacheBudget.WorkingReserveBytes]]): nothing but for a model of thousands of
-   * trees, of trees of thousands of leaves, or of thousands of features per class.
+   * leaves each of their threads ([[CacheBudget.WorkingReserveBytes]]): nothing but for a model of
+   * thousands of trees, of trees of thousands of leaves, or of thousands of features per class.
    */
   private def workingBeyondAllowance(native: NativeModel, budget: CacheBudget): Long =
-    budget.taskSlots * math.max(0L, native.workingBytes - CacheBudget.WorkingReserveBytes)
+    budget.taskSlots.toLong * budget.threadsPerTask * math.max(0L, native.workingBytes - CacheBudget.WorkingReserveBytes)
 
   /**
    * The most a load may hold, while it loads and after: the native copy of the text, and beside it
