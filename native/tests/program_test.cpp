@@ -2,6 +2,7 @@
 #include <LightGBM/c_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <cstring>
@@ -14,7 +15,10 @@
 #include "../src/booster.h"
 #include "../src/engine_predictor.h"
 #include "../src/lightgbm_error.h"
+#include "../src/memory/account.h"
+#include "../src/memory/working_memory.h"
 #include "../src/program/program_decoder.h"
+#include "lightgbm_training.h"
 
 namespace treescore {
 namespace {
@@ -411,6 +415,81 @@ TEST(ProgramParts, BatchesOfManyPartsGiveTheBitsOfEachRowScoredAlone) {
     program.Evaluate(rows.batch(), kBig, point_route.data(), 1, GridPoints{kPoints, {1}, values.data()}, 0, 1,
                      shared.data());
     ASSERT_EQ(0, std::memcmp(shared.data(), alone.data(), sizeof(double) * kBig));
+  }
+}
+
+// A cascade's escalated points within a grid are copied as rows a copy's worth at a time, not a
+// whole grid at least: a grid of many points over a wide model stays within the copy share and
+// the engine's scratch, on both engines, with the bits of every point's row scored alone.
+TEST(ProgramParts, EscalatedGridPointsAreCopiedACopysWorthAtATime) {
+  constexpr int kWide = 2000, kTrainRows = 300, kPoints = 1000;
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  std::vector<double> train(static_cast<size_t>(kTrainRows) * kWide);
+  for (double& v : train) v = normal(rng);
+  std::vector<float> positive(kTrainRows), level(kTrainRows);
+  for (int i = 0; i < kTrainRows; ++i) {
+    const double* row = train.data() + static_cast<size_t>(i) * kWide;
+    positive[i] = static_cast<float>(row[0] > 0);
+    level[i] = static_cast<float>(row[0] + 0.5 * row[1]);
+  }
+  const auto text_of = [&](const std::vector<float>& labels, const std::string& objective) {
+    BoosterHandle booster = test_models::Train(train, labels, kWide, "verbose=-1",
+                                               "objective=" + objective + " num_leaves=4 min_data_in_leaf=5 verbose=-1 num_threads=1", 5);
+    std::string text = test_models::ModelText(booster);
+    LGBM_BoosterFree(booster);
+    return text;
+  };
+  const std::string text_a = text_of(level, "regression"), text_b = text_of(positive, "binary");
+
+  // One base row; the grid varies input 0, which decides b, from -3 to 3.
+  const std::vector<double> base(train.begin(), train.begin() + kWide);
+  std::vector<double> values(kPoints), points(static_cast<size_t>(kPoints) * kWide);
+  for (int k = 0; k < kPoints; ++k) {
+    values[k] = -3.0 + 6.0 * k / (kPoints - 1);
+    std::copy(base.begin(), base.end(), points.begin() + static_cast<std::ptrdiff_t>(k) * kWide);
+    points[static_cast<size_t>(k) * kWide] = values[k];
+  }
+  // node 0: model b (raw), node 1: model a, node 2: cascade(b, a) keeping b's answer only where
+  // its raw score is its highest over the points: the other points, not a whole grid, escalate.
+  std::vector<int64_t> code = {kWide, 0, 3};
+  const auto model_node = [&](int64_t slot, int64_t kind) {
+    code.insert(code.end(), {0, slot, kind, kWide});
+    for (int64_t j = 0; j < kWide; ++j) code.push_back(j);
+  };
+  model_node(1, 1);  // b, raw
+  model_node(0, 0);  // a
+  code.insert(code.end(), {3, 0, 1});
+  const auto lightgbm_b = std::make_shared<Booster>(Booster::FromModelText(text_b));
+  std::vector<double> raw_b(kPoints);
+  lightgbm_b->Predict(points.data(), kPoints, kWide, PredictKind::kRaw, {}, 1, raw_b.data(), kPoints);
+  const double highest = *std::max_element(raw_b.begin(), raw_b.end());
+  double above = -std::numeric_limits<double>::infinity();  // the next lower raw score
+  for (const double r : raw_b) above = r < highest ? std::max(above, r) : above;
+  const auto escalated = std::count_if(raw_b.begin(), raw_b.end(), [&](double r) { return r <= above; });
+  ASSERT_GT(escalated, RowsPerCopy(kWide)) << "the escalated points fit one copy: the test shows nothing";
+  ASSERT_LT(escalated, kPoints) << "every point escalates: a whole grid";
+
+  const std::vector<std::shared_ptr<const Predictor>> lightgbm = {
+      std::make_shared<Booster>(Booster::FromModelText(text_a)), lightgbm_b};
+  const std::vector<std::shared_ptr<const Predictor>> engine = {
+      std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text_a)),
+      std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text_b))};
+  for (const auto& models : {lightgbm, engine}) {
+    const Program program = DecodeProgram(code, {-std::numeric_limits<double>::infinity(), above}, models);
+    std::vector<double> alone(kPoints), shared(kPoints);
+    program.Evaluate(RowMajor(points.data(), kPoints, kWide).batch(), kPoints, nullptr, 1, kNoGrid, 0, 1, alone.data());
+    const RowMajor base_row(base.data(), 1, kWide);
+    memory::TakeThreadPeak();
+    const int64_t before = memory::Read().total();
+    const auto stats = program.Evaluate(base_row.batch(), kPoints, nullptr, 1, GridPoints{kPoints, {0}, values.data()},
+                                        0, 1, shared.data());
+    const int64_t peak = memory::TakeThreadPeak() - before;
+    EXPECT_EQ(stats.escalated, escalated);
+    // The point buffers of the cascade (its first stage's outputs, the split's rows and
+    // positions) count toward batch.maxBytes: a few doubles per point.
+    EXPECT_LE(peak, memory::CopyBytes(kWide) + memory::kScratchBytes + int64_t{kPoints} * 8 * 8);
+    ASSERT_EQ(0, std::memcmp(shared.data(), alone.data(), sizeof(double) * kPoints));
   }
 }
 

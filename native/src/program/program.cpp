@@ -54,8 +54,9 @@ bool Consecutive(const std::vector<int64_t>& rows) {
 }
 
 // The most rows (grid points) a model is called for at once where its rows are copied: what
-// RowsPerCopy allows for `doubles_per_row`, in whole grids. So a model's copies and outputs
-// grow with its width, not with the batch (docs/tuning.md, "Sizing native memory").
+// RowsPerCopy allows for `doubles_per_row`, in whole grids of `points` (1 where a part need not
+// keep grids whole). So a model's copies and outputs grow with its width, not with the batch
+// (docs/tuning.md, "Sizing native memory").
 size_t PartRows(int64_t doubles_per_row, int points) {
   const int32_t width = static_cast<int32_t>(std::min<int64_t>(doubles_per_row, std::numeric_limits<int32_t>::max()));
   return static_cast<size_t>(std::max(1, RowsPerCopy(width) / points)) * static_cast<size_t>(points);
@@ -216,8 +217,11 @@ void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::ve
   if (num_rows == 0) return;
   const GridPoints& grid = *batch.grid;
   const int points = grid.points;
-  const size_t part_rows = PartRows(static_cast<int64_t>(node.columns.size()), points);
-  if (rows.size() > part_rows && !(Consecutive(rows) && WholeGrids(rows, points))) {  // rows to copy: in parts
+  // Whole grids share their base rows, so their parts keep them whole and copy base rows only;
+  // other points (a cascade's escalated ones) are copied as rows, a copy's worth at a time.
+  const bool whole_grids = WholeGrids(rows, points);
+  const size_t part_rows = PartRows(static_cast<int64_t>(node.columns.size()), whole_grids ? points : 1);
+  if (rows.size() > part_rows && !(whole_grids && Consecutive(rows))) {  // rows to copy: in parts
     InParts(rows, part_rows, [&](const std::vector<int64_t>& part, size_t at) { EvalModel(node, batch, part, out + at); });
     return;
   }
@@ -227,7 +231,7 @@ void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::ve
                         num_rows);
     return;
   }
-  if (WholeGrids(rows, points)) {
+  if (whole_grids) {
     // Base rows once, and per point only the varying values: the engine shares the rest.
     const int32_t num_base = num_rows / points;
     std::vector<int64_t> first_points(static_cast<size_t>(num_base));
@@ -253,7 +257,8 @@ void Program::EvalModelContributions(const ModelNode& node, const Batch& batch, 
   if (num_rows == 0) return;
   const GridPoints& grid = *batch.grid;
   const int64_t per_row = node.model->OutputsPerRow(PredictKind::kContrib, {});
-  const size_t part_rows = PartRows(per_row, grid.points);
+  // TreeSHAP shares nothing between a grid's points, so parts need not keep grids whole.
+  const size_t part_rows = PartRows(per_row, 1);
   if (rows.size() > part_rows) {  // the model's own contributions, and any copies, a part at a time
     const auto width = static_cast<size_t>(contributions_per_row());
     InParts(rows, part_rows, [&](const std::vector<int64_t>& part, size_t at) {
