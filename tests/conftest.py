@@ -21,17 +21,6 @@ import treescore
 # Checks of one Spark line's jar, collected only when that line's pyspark runs the tests.
 collect_ignore = [] if pyspark.__version__.startswith("3.5.") else ["test_spark35_on_java11.py"]
 
-# The Spark lines' jars differ only in their Catalyst plumbing; the native code, and the LightGBM
-# it is compared with, are the same on every line. So a matrix of cases that differ only in what
-# the native side sees (an objective, a boosting type, a tree shape) runs whole on the newest line,
-# and each older line runs the few cases `kept` (dev/test deselects the marker there).
-def few_on_older_lines(values, kept):
-    """`values` as parameters, those not in `kept` marked native_variant."""
-    missing = set(kept) - set(values)
-    assert not missing, f"kept cases {sorted(missing)} are not among the values"
-    return [v if v in kept else pytest.param(v, marks=pytest.mark.native_variant) for v in values]
-
-
 NUM_FEATURES = 8
 FEATURE_NAMES = [f"x{i}" for i in range(NUM_FEATURES)]
 

@@ -12,7 +12,7 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 import treescore
-from conftest import FEATURE_NAMES, assert_same_bits, batch_score_nodes, feature_frame, features, few_on_older_lines, market_frame, plan_of
+from conftest import FEATURE_NAMES, assert_same_bits, batch_score_nodes, feature_frame, features, market_frame, plan_of
 from test_model_shapes import NUMERIC, SHAPES, SINGLE_OUTPUT_SHAPES, scoring_rows
 from test_model_shapes import linear_booster, make_rows, train as shape_booster
 from test_ensembles import transformed, weighted
@@ -219,7 +219,7 @@ def assert_queries_exact(df, scorer, expected: np.ndarray, full_scoring, limit: 
         assert rows_of(ranked).keys() == got.keys()
 
 
-@pytest.mark.parametrize("name", few_on_older_lines(SINGLE_OUTPUT_SHAPES, kept=["regression", "binary", "categorical_200"]))
+@pytest.mark.parametrize("name", SINGLE_OUTPUT_SHAPES)
 def test_every_objective_and_boosting_on_hostile_values(spark, tmp_path, name, full_scoring):
     """Each single-output shape of test_model_shapes (every objective, rf, dart, goss, deep trees,
     categoricals of 40 to 1,000 codes) over that test's rows: NaN, +-0, +-inf, tiny and huge
