@@ -33,6 +33,9 @@ def build(arch: str) -> str:
     subprocess.run([cmake, "-S", os.path.join(ROOT, "native"), "-B", build_dir, "-G", "Ninja",
                     f"-DCMAKE_MAKE_PROGRAM={os.path.join(tools, 'ninja')}", f"-DTREESCORE_TARGET={arch}",
                     f"-DTREESCORE_SCRIPT_PYTHON={sys.executable}", "-DTREESCORE_BUILD_JNI=ON",
+                    # dev/build adds the Python module and dev/test the C++ tests to this same
+                    # folder, so that all three compile the scorer core once; a release builds neither.
+                    "-DTREESCORE_BUILD_PYTHON=OFF", "-DTREESCORE_BUILD_TESTS=OFF",
                     "-DCMAKE_BUILD_TYPE=Release"], check=True, stdout=subprocess.DEVNULL)
     subprocess.run([cmake, "--build", build_dir, "--parallel"], check=True)
     shutil.rmtree(platform, ignore_errors=True)

@@ -42,7 +42,7 @@ def write_atomically(path: str, text: str, mode: int = 0o644) -> None:
 
 
 def wrappers(root: str, arch: str) -> str:
-    """A folder with cc and c++ for `arch`, and the venv's cmake and ninja, as CMake wants them."""
+    """A folder with cc and c++ for `arch`, and the venv's cmake, ctest and ninja, as CMake wants them."""
     if arch not in ARCHES:
         raise SystemExit(f"toolchain: no target {arch!r}; expected one of {', '.join(ARCHES)}")
     folder = os.path.join(root, "targets", arch)
@@ -58,7 +58,7 @@ def wrappers(root: str, arch: str) -> str:
                          "#!/bin/sh\n"
                          f'exec "{python}" "{driver_script}" "{zig_cache}" {name} '
                          f'-target {arch}-linux-gnu.{GLIBC_FLOOR} "$@"\n', mode=0o755)
-    for tool in ("cmake", "ninja"):
+    for tool in ("cmake", "ctest", "ninja"):
         link = os.path.join(folder, tool)
         if not os.path.lexists(link):
             os.symlink(os.path.join(root, "bin", tool), link)
