@@ -184,20 +184,13 @@ class WheelVenv:
 @pytest.fixture(scope="session")
 def wheel_venv(tmp_path_factory) -> WheelVenv:
     """A fresh virtualenv with only the built wheel (and its demo extras) installed, as a user would,
-    next to the pyspark release these tests run on. dev/test names the one it has just made for an
-    older Spark line (that wheel with its test extras and the line's pyspark, nothing else) in
-    TREESCORE_FRESH_WHEEL_VENV, and that one serves: installing the same again took 40 s a line."""
-    made = os.environ.get("TREESCORE_FRESH_WHEEL_VENV")
-    if made:
-        venv = Path(made)
-        assert os.path.samefile(sys.prefix, venv), f"TREESCORE_FRESH_WHEEL_VENV={made} is not this test run's venv"
-    else:
-        venv = tmp_path_factory.mktemp("wheel") / "venv"
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", f"{built_wheel()}[demo]",
-                                  f"pyspark=={pyspark.__version__}"],
-                                 capture_output=True, text=True, timeout=900)
-        assert install.returncode == 0, install.stderr
+    next to the pyspark release these tests run on."""
+    venv = tmp_path_factory.mktemp("wheel") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    install = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", f"{built_wheel()}[demo]",
+                              f"pyspark=={pyspark.__version__}"],
+                             capture_output=True, text=True, timeout=900)
+    assert install.returncode == 0, install.stderr
     python = str(venv / "bin" / "python")
     homes = glob.glob(str(venv / "lib" / "python*" / "site-packages" / "pyspark"))
     assert len(homes) == 1, homes
