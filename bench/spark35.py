@@ -1,8 +1,8 @@
 """A Python with Spark 3.5 for the sections that need that line (SynapseML 1.1.3 exists only
 for Scala 2.12 / Spark 3.5), made once and cached in bench/.cache/venv-spark-3.5 (gitignored).
 
-It holds the treescore wheel with its demo and bench extras (lightgbm, pandas, pyarrow: what
-Booster.predict and mapInPandas need), the pyspark release build/spark-lines.txt pins for the
+It holds the treescore wheel with its demo extras (lightgbm, pandas, pyarrow: what
+Booster.predict and mapInPandas need; the bench extras' engines run in the parent only), the pyspark release build/spark-lines.txt pins for the
 3.5 line, and the synapseml Python package. Everything it needs is installed here, from PyPI,
 so a fresh machine has nothing to prepare. A stamp file in the venv records what it was made
 from (the wheel's SHA-256 among them); a different wheel, or any other change to the list,
@@ -26,7 +26,7 @@ VENV_DIR = os.path.join(CACHE_DIR, "venv-spark-3.5")
 SPARK_LINES = os.path.join(REPO_ROOT, "build", "spark-lines.txt")
 LINE = "3.5"
 SYNAPSEML_VERSION = "1.1.3"  # the SynapseML release whose Maven jars the section loads; Python package alike
-EXTRAS = "demo,bench"
+EXTRAS = "demo"
 STAMP = "treescore-bench-venv.json"
 WHEEL_ENV = "TREESCORE_BENCH_WHEEL"  # a wheel to use instead of dev/release's
 
