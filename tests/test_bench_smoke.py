@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench import engines, shap as bench_shap
+from bench import engines, merge, shap as bench_shap
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,18 +27,14 @@ METHOD_NAMES = [
 ]
 
 
-def _bench(out, *args):
+def _bench(out):
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--smoke", "--out", str(out), *args],
+        [sys.executable, "-m", "bench", "--smoke", "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     return json.loads((out / "latest.json").read_text())
-
-
-def _rows(results, workload):
-    return [(r["method"], r["param"], r["seconds"]) for r in results if r["workload"] == workload]
 
 
 def test_bench_smoke_runs_and_lists_every_method(tmp_path):
@@ -138,19 +134,12 @@ def test_bench_smoke_runs_and_lists_every_method(tmp_path):
     assert "| the ensemble: exact top-K selection |" in section and "**no**" not in section
     assert "| the route: exact top-K selection |" in section
 
-    # A second part that reruns only scaling keeps A, B, C and the batch sweep from the first
-    # part as they were, replaces the scaling rows, and says which part ran which section.
-    second = _bench(tmp_path, "--only", "scaling", "--merge")
-    for workload in ("A", "B", "C", "batch", "cascade", "topk", "shap"):
-        assert _rows(second["results"], workload) == _rows(first["results"], workload), workload
-    assert _rows(second["results"], "scaling") != _rows(first["results"], "scaling")
-    assert len(_rows(second["results"], "scaling")) == len(_rows(first["results"], "scaling"))
-    assert second["sections"]["A"] == first["sections"]["A"]
-    assert second["diagnostics"]["cascade"] == first["diagnostics"]["cascade"]
-    assert second["sections"]["scaling"]["command"].endswith("--only scaling --merge")
-    report = (tmp_path / "latest.md").read_text()
-    assert "--only scaling --merge" in report
-    assert not [name for name in METHOD_NAMES if f"| {name} |" not in report]
+    # A part run with --merge keeps, from the latest.json already in --out, everything of the
+    # sections it does not rerun: their results, agreement, diagnostics and section records.
+    kept = merge.load(str(tmp_path), first["sizes"]["mode"], ["scaling"])
+    assert [r.workload for r in kept.results] == [r["workload"] for r in first["results"] if r["workload"] != "scaling"]
+    assert set(kept.sections) == set(first["sections"]) - {"scaling"} and kept.sections["A"] == first["sections"]["A"]
+    assert kept.agreement == first["agreement"] and kept.diagnostics == first["diagnostics"]
 
     # --render measures nothing and rewrites the same report from latest.json.
     (tmp_path / "latest.md").write_text("stale")
