@@ -14,7 +14,6 @@
 
 #include "../src/booster.h"
 #include "../src/engine_predictor.h"
-#include "../src/lightgbm_error.h"
 #include "../src/memory/account.h"
 #include "../src/memory/working_memory.h"
 #include "../src/program/program_decoder.h"
@@ -34,23 +33,11 @@ std::string TrainModel(unsigned seed, const char* objective) {
   std::vector<float> y(rows);
   for (double& v : x) v = normal(rng);
   for (int i = 0; i < rows; ++i) y[i] = static_cast<float>(x[i * kCols] + 0.5 * x[i * kCols + 1] > 0);
-  DatasetHandle data = nullptr;
-  CheckLightGbm(LGBM_DatasetCreateFromMat(x.data(), C_API_DTYPE_FLOAT64, rows, kCols, 1, "verbose=-1", nullptr, &data), "data");
-  CheckLightGbm(LGBM_DatasetSetField(data, "label", y.data(), rows, C_API_DTYPE_FLOAT32), "label");
-  BoosterHandle booster = nullptr;
-  const std::string params = std::string("objective=") + objective + " num_leaves=5 verbose=-1 num_threads=1";
-  CheckLightGbm(LGBM_BoosterCreate(data, params.c_str(), &booster), "booster");
-  for (int i = 0; i < 10; ++i) {
-    int finished = 0;
-    CheckLightGbm(LGBM_BoosterUpdateOneIter(booster, &finished), "train");
-  }
-  std::vector<char> buffer(1 << 20);
-  int64_t length = 0;
-  CheckLightGbm(LGBM_BoosterSaveModelToString(booster, 0, -1, 0, static_cast<int64_t>(buffer.size()), &length,
-                                              buffer.data()), "save");
+  BoosterHandle booster = test_models::Train(x, y, kCols, "verbose=-1",
+                                             std::string("objective=") + objective + " num_leaves=5 verbose=-1 num_threads=1", 10);
+  std::string text = test_models::ModelText(booster);
   LGBM_BoosterFree(booster);
-  LGBM_DatasetFree(data);
-  return std::string(buffer.data());
+  return text;
 }
 
 class Programs : public ::testing::Test {
