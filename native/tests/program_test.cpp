@@ -480,5 +480,54 @@ TEST(ProgramParts, EscalatedGridPointsAreCopiedACopysWorthAtATime) {
   }
 }
 
+// Consecutive whole grids are read in place, and each point copies only the values the model
+// reads of the grid's varying inputs: a copy's worth of points at a time, not the batch's, on both
+// engines, with the bits of every point's row scored alone.
+TEST(ProgramParts, WholeGridsCopyTheirVaryingValuesACopysWorthAtATime) {
+  constexpr int kWide = 64, kVarying = 48, kBase = 500, kPoints = 50, kAll = kBase * kPoints;
+  std::mt19937 rng(13);
+  std::normal_distribution<double> normal;
+  std::vector<double> train(static_cast<size_t>(kBase) * kWide);
+  for (double& v : train) v = normal(rng);
+  std::vector<float> level(kBase);
+  for (int i = 0; i < kBase; ++i) level[i] = static_cast<float>(train[static_cast<size_t>(i) * kWide] - train[static_cast<size_t>(i) * kWide + 47]);
+  BoosterHandle trained = test_models::Train(train, level, kWide, "verbose=-1",
+                                             "objective=regression num_leaves=8 min_data_in_leaf=5 verbose=-1 num_threads=1", 10);
+  const std::string text = test_models::ModelText(trained);
+  LGBM_BoosterFree(trained);
+
+  // The grid varies inputs 0..kVarying-1 of every base row (the training rows).
+  GridPoints grid{kPoints, {}, nullptr};
+  for (int v = 0; v < kVarying; ++v) grid.varying.push_back(v);
+  std::vector<double> values(static_cast<size_t>(kAll) * kVarying), points(static_cast<size_t>(kAll) * kWide);
+  for (double& v : values) v = normal(rng);
+  grid.values = values.data();
+  for (int e = 0; e < kAll; ++e) {
+    double* row = points.data() + static_cast<size_t>(e) * kWide;
+    std::copy_n(train.begin() + static_cast<std::ptrdiff_t>(e / kPoints) * kWide, kWide, row);
+    std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(e) * kVarying, kVarying, row);
+  }
+  ASSERT_GT(int64_t{kAll} * kVarying * 8, 4 * memory::kCopyBytes) << "the batch's varying values fit one copy: the test shows nothing";
+
+  std::vector<int64_t> code = {kWide, 0, 1, 0, 0, 0, kWide};
+  for (int64_t j = 0; j < kWide; ++j) code.push_back(j);
+  for (const std::shared_ptr<const Predictor>& model :
+       {std::shared_ptr<const Predictor>(std::make_shared<Booster>(Booster::FromModelText(text))),
+        std::shared_ptr<const Predictor>(std::make_shared<EnginePredictor>(EnginePredictor::FromModelText(text)))}) {
+    const Program program = DecodeProgram(code, {}, {model});
+    std::vector<double> alone(kAll), shared(kAll);
+    program.Evaluate(RowMajor(points.data(), kAll, kWide).batch(), kAll, nullptr, 1, kNoGrid, 0, 1, alone.data());
+    const RowMajor base_rows(train.data(), kBase, kWide);
+    memory::TakeThreadPeak();
+    const int64_t before = memory::Read().total();
+    program.Evaluate(base_rows.batch(), kAll, nullptr, 1, grid, 0, 1, shared.data());
+    const int64_t peak = memory::TakeThreadPeak() - before;
+    // The program's copy of varying values and LightGBM's copy of point rows, each a copy's worth,
+    // the engine's scratch, and the program's per-point buffers (batch.maxBytes counts those).
+    EXPECT_LE(peak, 2 * memory::kCopyBytes + memory::kScratchBytes + int64_t{kAll} * 8 * 8);
+    ASSERT_EQ(0, std::memcmp(shared.data(), alone.data(), sizeof(double) * kAll));
+  }
+}
+
 }  // namespace
 }  // namespace treescore
