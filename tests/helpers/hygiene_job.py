@@ -55,7 +55,9 @@ def main(mode, tmpdir, local_dir, model_path, report_path):
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={tmpdir}")
         .config("spark.local.dir", local_dir)  # Spark's own scratch space, kept apart from tmpdir
-        .config("spark.treescore.native.threads", "2")  # so the engines start threads of their own
+        # So treescore's engine starts threads of its own: a call runs on at most its task's cores.
+        .config("spark.treescore.native.threads", "2")
+        .config("spark.task.cpus", "2")
     )
     spark = treescore.configure(builder).getOrCreate()
     jvm = spark.sparkContext._jvm

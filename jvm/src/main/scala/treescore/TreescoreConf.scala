@@ -57,8 +57,9 @@ object TreescoreConf {
 
   val NativeThreads: ConfEntry[Int] = ConfEntry("spark.treescore.native.threads", "1", "query",
     "Threads per native call of treescore's engine (LightGBM's predictor, built without OpenMP, runs on the task's thread). Spark already runs one task per core, so 1 never oversubscribes " +
-      "the executor's cores. Raise it only when an executor runs fewer concurrent tasks than it has cores. Must be a " +
-      "positive integer.", positiveInt)
+      "the executor's cores. Raise it only when an executor runs fewer concurrent tasks than it has cores, together " +
+      "with `spark.task.cpus`: a call runs on at most the cores its task holds, and the driver logs a warning when " +
+      "this asks for more. Must be a positive integer.", positiveInt)
 
   val EngineChoice: ConfEntry[String] = ConfEntry("spark.treescore.engine", "auto", "query",
     "Which code evaluates the trees. `auto`: treescore's own exact engine wherever it supports the call (everything " +

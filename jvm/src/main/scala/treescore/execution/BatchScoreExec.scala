@@ -60,8 +60,9 @@ trait BatchScoreNode extends UnaryExecNode {
       scores.map(_.ownDoublesPerRow).sum + topK.map(s => TopKScorer.doublesPerRow(scores(s.score))).getOrElse(0L)
     val byBytes = TreescoreConf.BatchMaxBytes.from(conf) / (8 * math.max(1L, doublesPerRow))
     val batchRows = math.max(1L, math.min(byScores.toLong, byBytes)).toInt
-    BatchScoring(scores, engines, child.output, passThrough, resultAttrs, batchRows,
-      TreescoreConf.NativeThreads.from(conf), metrics, topK)
+    val nativeThreads = TreescoreConf.NativeThreads.from(conf)
+    CallThreads.warning(nativeThreads, sparkContext.getConf.getInt("spark.task.cpus", 1)).foreach(logWarning(_))
+    BatchScoring(scores, engines, child.output, passThrough, resultAttrs, batchRows, nativeThreads, metrics, topK)
   }
 
   /** How the input arrives, as the plan shows it after the result columns: "" for rows. */

@@ -180,7 +180,8 @@ private[execution] final case class BatchScoring(scores: Seq[BatchableScore], en
 
   /** The task's scorer for the calls `calls`, whose results go to the same fields of the result row. */
   private def open(calls: IndexedSeq[Int]): BatchScorer =
-    new BatchScorer(calls.map(scores), calls.map(engines), inputSchema, batchRows, nativeThreads, metrics, calls)
+    new BatchScorer(calls.map(scores), calls.map(engines), inputSchema, batchRows,
+      CallThreads.forTask(nativeThreads, TaskContext.get().cpus()), metrics, calls)
 }
 
 /** An iterator that adds the time its source takes (in hasNext and next) to `metric`. */
