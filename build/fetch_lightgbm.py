@@ -45,7 +45,11 @@ def extract(sdist: str, version: str, into: str) -> str:
 
 
 def build(source: str, arch: str, build_dir: str) -> None:
-    """Configures and builds LightGBM with treescore's own toolchain file, so its flags are the same."""
+    """Configures and builds LightGBM with treescore's own toolchain file, so its flags are the same.
+
+    As a unity build of six sources a unit: LightGBM's sources share heavy headers, and compiling
+    them once a unit took x86_64's build from 4 min 48 s to 2 min 54 s on two cores (batches of 4
+    and 12 took 3 min 36 s and 3 min 19 s)."""
     tools = wrappers(tools_venv(), arch)
     cmake = os.path.join(tools, "cmake")
     toolchain = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "native", "cmake", "toolchain.cmake")
@@ -53,7 +57,8 @@ def build(source: str, arch: str, build_dir: str) -> None:
                     f"-DCMAKE_TOOLCHAIN_FILE={os.path.abspath(toolchain)}", f"-DTREESCORE_TARGET={arch}",
                     f"-DTREESCORE_SCRIPT_PYTHON={sys.executable}",
                     "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
-                    "-DUSE_OPENMP=OFF", "-DBUILD_STATIC_LIB=ON", "-DBUILD_CLI=OFF"],
+                    "-DUSE_OPENMP=OFF", "-DBUILD_STATIC_LIB=ON", "-DBUILD_CLI=OFF",
+                    "-DCMAKE_UNITY_BUILD=ON", "-DCMAKE_UNITY_BUILD_BATCH_SIZE=6"],
                    check=True, stdout=subprocess.DEVNULL)
     subprocess.run([cmake, "--build", build_dir, "--parallel"], check=True, stdout=subprocess.DEVNULL)
 
