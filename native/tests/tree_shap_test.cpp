@@ -158,12 +158,17 @@ TEST(TreeShapTest, EqualsLightGbmWhateverTheTablesMayKeep) {
 
 // Rows that share a deep leaf's pattern share its addends through a memo within a bound. One that
 // starts again at every pass, or whose table fills and keeps addends it cannot find again, must
-// give the same bits as one that keeps the whole block's.
+// give the same bits as one that keeps the whole block's, on deep trees with categorical splits.
 TEST(TreeShapTest, GivesTheSameBitsWhereverTheMemoStartsAgain) {
   const model::Forest forest = model::ReadLightGbmText(
       Train("regression", "num_leaves=200 min_data_in_leaf=2 max_bin=1023 learning_rate=0.3", 4));
   const engine::TreeShap shap(forest);
   ASSERT_GT(shap.Stats().replayed_leaves, 0) << "no leaf replays its path";
+  int64_t categorical_splits = 0;
+  for (const model::Tree& tree : forest.trees) {
+    for (const model::Node& node : tree.nodes) categorical_splits += node.decision.split == model::Split::kCategorical;
+  }
+  ASSERT_GT(categorical_splits, 0) << "the deep trees split column 0 (600 codes) by value only";
   const std::vector<double> rows = Features(500, 8, true);
   const int n = 500;
   // Feature by feature, as Explain reads them, each row twice so that every pattern repeats.
