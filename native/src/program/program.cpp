@@ -62,13 +62,6 @@ size_t PartRows(int64_t doubles_per_row, int points) {
   return static_cast<size_t>(std::max(1, RowsPerCopy(width) / points)) * static_cast<size_t>(points);
 }
 
-// How many of a model node's features read a varying grid input: what a point copies of its own.
-int64_t CountVarying(const ModelNode& node, const GridPoints& grid) {
-  return std::count_if(node.columns.begin(), node.columns.end(), [&](int32_t column) {
-    return std::find(grid.varying.begin(), grid.varying.end(), column) != grid.varying.end();
-  });
-}
-
 // Calls score(part, offset) for `rows` a part of at most `part_rows` at a time; offset is the
 // part's first position among `rows`.
 template <typename Score>
@@ -228,14 +221,14 @@ void Program::EvalModel(const ModelNode& node, const Batch& batch, const std::ve
   // other points (a cascade's escalated ones) are copied as rows, a copy's worth at a time.
   // Consecutive whole grids are read in place, and only the model's varying values are copied.
   const bool whole_grids = WholeGrids(rows, points);
-  const int64_t copied_per_row =
-      whole_grids && Consecutive(rows) ? CountVarying(node, grid) : static_cast<int64_t>(node.columns.size());
+  const ModelView view(node, *batch.input, grid);
+  const int64_t copied_per_row = static_cast<int64_t>(
+      whole_grids && Consecutive(rows) ? view.varying().size() : node.columns.size());
   const size_t part_rows = PartRows(copied_per_row, whole_grids ? points : 1);
   if (copied_per_row > 0 && rows.size() > part_rows) {  // rows to copy: in parts
     InParts(rows, part_rows, [&](const std::vector<int64_t>& part, size_t at) { EvalModel(node, batch, part, out + at); });
     return;
   }
-  const ModelView view(node, *batch.input, grid);
   if (points == 1 && view.varying().empty()) {
     node.model->Predict(ModelRows(view.batch(), rows, 1).batch(), node.kind, IterationRange{}, batch.num_threads, out,
                         num_rows);
