@@ -10,6 +10,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch
 import treescore.TreescoreConf
 import treescore.expressions.BatchableScore
 import treescore.model.{Engine, EngineLayout}
+import treescore.nativelib.CacheBudget
 import treescore.rules.TopKSelection
 
 /**
@@ -61,7 +62,7 @@ trait BatchScoreNode extends UnaryExecNode {
     val byBytes = TreescoreConf.BatchMaxBytes.from(conf) / (8 * math.max(1L, doublesPerRow))
     val batchRows = math.max(1L, math.min(byScores.toLong, byBytes)).toInt
     val nativeThreads = TreescoreConf.NativeThreads.from(conf)
-    CallThreads.warning(nativeThreads, sparkContext.getConf.getInt("spark.task.cpus", 1)).foreach(logWarning(_))
+    CallThreads.warning(nativeThreads, CacheBudget.threadsPerTask(sparkContext.getConf)).foreach(logWarning(_))
     BatchScoring(scores, engines, child.output, passThrough, resultAttrs, batchRows, nativeThreads, metrics, topK)
   }
 

@@ -143,9 +143,8 @@ object CacheBudget {
     math.max(1, cores / threadsPerTask(conf))
   }
 
-  // The cores each task holds, and so the native threads its calls may run on without taking
-  // another task's core.
-  private def threadsPerTask(conf: SparkConf): Int = math.max(1, conf.getInt("spark.task.cpus", 1))
+  /** The cores each task holds, and so the native threads its calls may run on without taking another task's core. */
+  private[treescore] def threadsPerTask(conf: SparkConf): Int = math.max(1, conf.getInt("spark.task.cpus", 1))
 
   /** A byte count as people read one: KiB below a MiB, MiB above. */
   private[treescore] def readable(bytes: Long): String = if (bytes < (1L << 20)) s"${bytes >> 10} KiB" else s"${bytes >> 20} MiB"
