@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 from toolchain import ARCHES, GLIBC_FLOOR, tools_venv, wrappers
 
@@ -50,7 +51,9 @@ def main(arches: list) -> None:
         raise SystemExit(f"natives: no target {', '.join(unknown)}; expected some of {', '.join(ARCHES)}")
     os.makedirs(NATIVE, exist_ok=True)
     for arch in arches:
-        print(f"natives: built {build(arch)}", file=sys.stderr)
+        began = time.monotonic()
+        folder = build(arch)
+        print(f"natives: built {folder} in {time.monotonic() - began:.0f} s", file=sys.stderr)
     # Every platform staged so far, so that building one architecture again keeps the others listed.
     built = sorted(a for a in ARCHES if os.path.isdir(os.path.join(NATIVE, "linux", a)))
     with open(os.path.join(NATIVE, "platforms.txt"), "w") as f:
